@@ -1,0 +1,24 @@
+"""The durable message bus: typed messages on SQLite topics, and the worker loop that consumes them."""
+
+from bot.bus.bus import Bus, Delivery, Published
+from bot.bus.models import EVENTS, INBOUND, OUTBOUND, Event, InboundMessage, OutboundMessage, Sender, outbound_topic
+from bot.bus.worker import Fatal, Handler, OnDead, Retry, Worker
+
+__all__ = [
+    "EVENTS",
+    "INBOUND",
+    "OUTBOUND",
+    "Bus",
+    "Delivery",
+    "Event",
+    "Fatal",
+    "Handler",
+    "InboundMessage",
+    "OnDead",
+    "OutboundMessage",
+    "Published",
+    "Retry",
+    "Sender",
+    "Worker",
+    "outbound_topic",
+]

@@ -1,0 +1,228 @@
+"""The durable bus: topics of JSON messages in SQLite, claimed with a lease.
+
+A message is ``pending`` until a worker claims it (``leased``, ``attempts`` + 1), then ``done``
+(ack), ``pending`` again later (nack), or ``dead``. A lease that runs out without an ack makes the
+message claimable again, which is how a crashed worker's message is redelivered. Only the oldest
+unfinished message of a conversation is ever claimable (see ``bus_heads`` in the migrations),
+so a conversation is handled in order, one message at a time, while others proceed in parallel.
+
+Publishing, acking and nacking wake this process's listeners of the topic at once; other processes
+see the change on their next poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from bot.db import Database, now_iso
+
+__all__ = ["Bus", "Delivery", "Published"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Published:
+    """The bus id of a published message; ``duplicate`` when its dedupe key was already there."""
+
+    id: int
+    duplicate: bool
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A claimed message. ``attempts`` counts this claim."""
+
+    id: int
+    topic: str
+    conversation: str
+    payload: str
+    attempts: int
+
+    def parse(self, model: type[M]) -> M:
+        """The payload as the typed message it was published as."""
+        return model.model_validate_json(self.payload)
+
+
+class Bus:
+    """Publish, claim, ack, nack and dead-letter messages on one database."""
+
+    def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._clock = clock
+        self._listeners: defaultdict[str | None, set[asyncio.Event]] = defaultdict(set)
+
+    async def publish(
+        self,
+        topic: str,
+        message: BaseModel,
+        *,
+        conversation: str,
+        dedupe_key: str | None = None,
+        delay: float = 0.0,
+    ) -> Published:
+        """Store ``message`` on ``topic``; a second publish with the same dedupe key is a no-op."""
+        now = now_iso()
+        async with self._db.transaction() as tx:
+            row = await tx.fetchone(
+                """
+                INSERT INTO bus_messages
+                    (topic, conversation, dedupe_key, payload, available_at, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (topic, dedupe_key) DO NOTHING
+                RETURNING id
+                """,
+                (topic, conversation, dedupe_key, message.model_dump_json(), self._clock() + delay, now, now),
+            )
+            if row is None:
+                row = await tx.fetchone(
+                    "SELECT id FROM bus_messages WHERE topic = ? AND dedupe_key = ?", (topic, dedupe_key)
+                )
+                assert row is not None  # the conflicting row exists: rows are never deleted
+                return Published(row["id"], duplicate=True)
+        self._notify(topic)
+        return Published(row["id"], duplicate=False)
+
+    async def claim(self, topic: str, *, owner: str, lease: float, limit: int = 1) -> list[Delivery]:
+        """Lease up to ``limit`` due messages of ``topic``, at most one per conversation."""
+        now = self._clock()
+        async with self._db.transaction() as tx:
+            rows = await tx.fetchall(
+                """
+                UPDATE bus_messages
+                SET status = 'leased', attempts = attempts + 1, lease_until = :until,
+                    owner = :owner, updated_at = :iso
+                WHERE id IN (
+                    SELECT head_id FROM bus_heads
+                    WHERE topic = :topic AND due <= :now ORDER BY due LIMIT :limit
+                )
+                RETURNING id, topic, conversation, payload, attempts
+                """,
+                {"until": now + lease, "owner": owner, "iso": now_iso(), "topic": topic, "now": now, "limit": limit},
+            )
+        return sorted((Delivery(**dict(row)) for row in rows), key=lambda d: d.id)
+
+    async def ack(self, message_id: int) -> bool:
+        """Mark a leased message done; False if it was not leased (already acked, or dead)."""
+        return await self._finish(message_id, "done", None)
+
+    async def dead(self, message_id: int, error: str) -> bool:
+        """Dead-letter a message: it is kept, with ``error``, and never delivered again."""
+        return await self._finish(message_id, "dead", error)
+
+    async def nack(self, message_id: int, *, delay: float = 0.0, error: str | None = None) -> bool:
+        """Give a leased message back, to be delivered again after ``delay`` seconds."""
+        async with self._db.transaction() as tx:
+            row = await tx.fetchone(
+                """
+                UPDATE bus_messages
+                SET status = 'pending', available_at = ?, lease_until = NULL, owner = NULL,
+                    last_error = coalesce(?, last_error), updated_at = ?
+                WHERE id = ? AND status = 'leased'
+                RETURNING topic
+                """,
+                (self._clock() + delay, error, now_iso(), message_id),
+            )
+        if row is not None:
+            self._notify(row["topic"])
+        return row is not None
+
+    async def extend(self, message_id: int, lease: float) -> bool:
+        """Push a leased message's lease ``lease`` seconds from now (a heartbeat)."""
+        async with self._db.transaction() as tx:
+            changed = await tx.execute(
+                "UPDATE bus_messages SET lease_until = ? WHERE id = ? AND status = 'leased'",
+                (self._clock() + lease, message_id),
+            )
+        return changed > 0
+
+    async def _finish(self, message_id: int, status: str, error: str | None) -> bool:
+        async with self._db.transaction() as tx:
+            row = await tx.fetchone(
+                """
+                UPDATE bus_messages
+                SET status = ?, lease_until = NULL, last_error = coalesce(?, last_error), updated_at = ?
+                WHERE id = ? AND status IN ('pending', 'leased')
+                RETURNING topic
+                """,
+                (status, error, now_iso(), message_id),
+            )
+        if row is not None:
+            self._notify(row["topic"])
+        return row is not None
+
+    async def status(self, message_id: int) -> str | None:
+        """``pending``, ``leased``, ``done`` or ``dead``; None for an unknown id."""
+        row = await self._db.fetchone("SELECT status FROM bus_messages WHERE id = ?", (message_id,))
+        return None if row is None else row["status"]
+
+    async def unfinished(self, topic: str, conversation: str) -> int:
+        """How many messages of one conversation on ``topic`` are pending or leased."""
+        row = await self._db.fetchone(
+            "SELECT count(*) AS n FROM bus_messages "
+            "WHERE topic = ? AND conversation = ? AND status IN ('pending', 'leased')",
+            (topic, conversation),
+        )
+        return int(row["n"]) if row else 0
+
+    async def next_due_in(self, topic: str) -> float | None:
+        """Seconds until a message of ``topic`` becomes claimable (0 if one is); None if none waits."""
+        row = await self._db.fetchone("SELECT min(due) AS due FROM bus_heads WHERE topic = ?", (topic,))
+        if row is None or row["due"] is None:
+            return None
+        return max(0.0, row["due"] - self._clock())
+
+    async def counts(self, topic: str | None = None) -> dict[str, int]:
+        """Messages per status, on one topic or all."""
+        rows = await self._db.fetchall(
+            "SELECT status, count(*) AS n FROM bus_messages WHERE ? IS NULL OR topic = ? GROUP BY status",
+            (topic, topic),
+        )
+        return {row["status"]: row["n"] for row in rows}
+
+    async def dead_letters(self, topic: str | None = None, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Dead-lettered messages, newest first, with their last error."""
+        rows = await self._db.fetchall(
+            """
+            SELECT id, topic, conversation, payload, attempts, last_error, updated_at
+            FROM bus_messages WHERE status = 'dead' AND (? IS NULL OR topic = ?)
+            ORDER BY id DESC LIMIT ?
+            """,
+            (topic, topic, limit),
+        )
+        return [dict(row) for row in rows]
+
+    @contextmanager
+    def listen(self, topic: str | None = None) -> Iterator[asyncio.Event]:
+        """An event set whenever ``topic`` (any topic for None) changes in this process.
+
+        Register before checking the bus, then wait on the event: a change between the check and
+        the wait still wakes the waiter.
+        """
+        event = asyncio.Event()
+        self._listeners[topic].add(event)
+        try:
+            yield event
+        finally:
+            self._listeners[topic].discard(event)
+
+    async def wait(self, topic: str | None = None, *, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a change on ``topic``; True if one came."""
+        with self.listen(topic) as changed:
+            try:
+                await asyncio.wait_for(changed.wait(), timeout)
+            except TimeoutError:
+                return False
+            return True
+
+    def _notify(self, topic: str) -> None:
+        for event in (*self._listeners.get(topic, ()), *self._listeners.get(None, ())):
+            event.set()

@@ -1,0 +1,80 @@
+"""The typed messages that cross the bus, serialised to JSON, and the topics they travel on."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "EVENTS",
+    "INBOUND",
+    "OUTBOUND",
+    "Event",
+    "InboundMessage",
+    "OutboundMessage",
+    "Sender",
+    "outbound_topic",
+]
+
+INBOUND = "inbound"
+OUTBOUND = "outbound"
+EVENTS = "events"
+
+
+def outbound_topic(channel: str) -> str:
+    """The outbox of one channel, so each channel's sender claims only its own replies."""
+    return f"{OUTBOUND}:{channel}"
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Sender(BaseModel):
+    """Who sent an inbound message, as the channel knows them."""
+
+    id: str
+    name: str | None = None
+
+
+class InboundMessage(BaseModel):
+    """A message from a person, as a channel received it. ``id`` is stable across redeliveries."""
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    channel: str
+    conversation: str
+    sender: Sender
+    text: str
+    received_at: datetime = Field(default_factory=_utcnow)
+    # The one place for channel-specific data (a Telegram chat id, message id, file ids).
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def reply_to(self) -> str:
+        """Where replies go: ``meta["reply_to"]`` when the channel set it (a group chat), else the sender."""
+        return str(self.meta.get("reply_to", self.sender.id))
+
+
+class OutboundMessage(BaseModel):
+    """A message to a person; keyed on the bus by (``in_reply_to``, ``sequence``)."""
+
+    channel: str
+    conversation: str
+    recipient: str
+    text: str
+    in_reply_to: str | None = None
+    sequence: int = 0
+    kind: Literal["reply", "notice", "error"] = "reply"
+
+
+class Event(BaseModel):
+    """Something that happened during a run (a failure pattern, a guard tripping)."""
+
+    type: str
+    conversation: str
+    run_id: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    at: datetime = Field(default_factory=_utcnow)

@@ -1,0 +1,181 @@
+"""The worker loop, after arq: claim due messages, run a handler on each, settle the outcome.
+
+A handler settles its message by returning (ack), raising :class:`Retry` (nack with a delay),
+raising :class:`Fatal` (dead-letter now) or raising anything else (logged, retried with
+exponential backoff and jitter). After ``max_attempts`` the message is dead-lettered and
+``on_dead`` is told. While a handler runs, its lease is extended, so only a worker that really
+stopped (a crash, SIGKILL) lets its message be redelivered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import socket
+from collections.abc import Awaitable, Callable
+
+from bot.bus.bus import Bus, Delivery
+
+__all__ = ["Fatal", "Handler", "OnDead", "Retry", "Worker"]
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Delivery], Awaitable[None]]
+OnDead = Callable[[Delivery, BaseException], Awaitable[None]]
+
+
+class Retry(Exception):
+    """Deliver this message again after ``delay`` seconds (the worker's backoff when None)."""
+
+    def __init__(self, delay: float | None = None, reason: str = "") -> None:
+        super().__init__(reason or "retry requested")
+        self.delay = delay
+
+
+class Fatal(Exception):
+    """Retrying this message cannot help: dead-letter it now."""
+
+
+class LeaseExpired(Exception):
+    """A message's lease ran out too many times: its worker keeps dying while handling it."""
+
+
+class Worker:
+    """Runs ``handler`` on the messages of one topic, up to ``concurrency`` at a time."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        topic: str,
+        handler: Handler,
+        *,
+        concurrency: int = 1,
+        lease: float = 60.0,
+        max_attempts: int = 5,
+        backoff: float = 1.0,
+        backoff_max: float = 300.0,
+        on_dead: OnDead | None = None,
+        poll_interval: float = 1.0,
+        name: str = "worker",
+    ) -> None:
+        self.bus = bus
+        self.topic = topic
+        self.handler = handler
+        self.concurrency = concurrency
+        self.lease = lease
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.backoff_max = backoff_max
+        self.on_dead = on_dead
+        self.poll_interval = poll_interval
+        self.owner = f"{name}@{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._stopping = False
+
+    async def run(self, *, burst: bool = False) -> None:
+        """Work until :meth:`stop`; with ``burst``, return once the topic has nothing left to do.
+
+        A burst waits for messages scheduled for later (a retry's backoff), not only due ones.
+        """
+        with self.bus.listen(self.topic) as published:
+            while not self._stopping:
+                self._wake.clear()
+                published.clear()
+                free = self.concurrency - len(self._tasks)
+                claimed = await self.bus.claim(self.topic, owner=self.owner, lease=self.lease, limit=free) if free else []
+                for delivery in claimed:
+                    task = asyncio.create_task(self._handle(delivery), name=f"{self.topic}#{delivery.id}")
+                    self._tasks.add(task)
+                    task.add_done_callback(self._done)
+                if claimed:
+                    continue
+                due_in = await self.bus.next_due_in(self.topic)
+                if burst and not self._tasks and due_in is None:
+                    return
+                timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)
+                await _first(published.wait(), self._wake.wait(), timeout=max(timeout, 0.001))
+        await self._drain()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Claim nothing more; give in-flight handlers ``grace`` seconds, then release their messages."""
+        self._stopping = True
+        self._wake.set()
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _drain(self) -> None:
+        if self._tasks:
+            await asyncio.gather(*set(self._tasks), return_exceptions=True)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._wake.set()
+
+    async def _handle(self, delivery: Delivery) -> None:
+        if delivery.attempts > self.max_attempts:
+            # Claimed more often than allowed without ever being settled: every worker that took
+            # it died. Running it again would likely kill this one too.
+            await self._dead(delivery, LeaseExpired(f"its worker stopped {delivery.attempts - 1} times while handling it"))
+            return
+        heartbeat = asyncio.create_task(self._heartbeat(delivery.id))
+        try:
+            await self.handler(delivery)
+        except asyncio.CancelledError:
+            # Stopped before finishing: hand the message back at once for redelivery.
+            await asyncio.shield(self.bus.nack(delivery.id, error="worker stopped"))
+            raise
+        except Retry as exc:
+            await self._retry(delivery, exc, exc.delay)
+        except Fatal as exc:
+            await self._dead(delivery, exc)
+        except Exception as exc:
+            log.exception("handler failed on %s#%s (attempt %s)", self.topic, delivery.id, delivery.attempts)
+            await self._retry(delivery, exc, None)
+        else:
+            await self.bus.ack(delivery.id)
+        finally:
+            heartbeat.cancel()
+
+    async def _retry(self, delivery: Delivery, error: BaseException, delay: float | None) -> None:
+        if delivery.attempts >= self.max_attempts:
+            await self._dead(delivery, error)
+            return
+        if delay is None:
+            delay = min(self.backoff_max, self.backoff * 2 ** (delivery.attempts - 1))
+            delay *= random.uniform(0.5, 1.0)  # jitter, so failures do not come back in lockstep
+        log.info("retrying %s#%s in %.1fs: %s", self.topic, delivery.id, delay, _describe(error))
+        await self.bus.nack(delivery.id, delay=delay, error=_describe(error))
+
+    async def _dead(self, delivery: Delivery, error: BaseException) -> None:
+        log.warning("dead-lettering %s#%s after %s attempt(s): %s", self.topic, delivery.id, delivery.attempts, _describe(error))
+        if self.on_dead is not None:
+            try:
+                await self.on_dead(delivery, error)
+            except Exception:
+                log.exception("on_dead failed for %s#%s", self.topic, delivery.id)
+        await self.bus.dead(delivery.id, _describe(error))
+
+    async def _heartbeat(self, message_id: int) -> None:
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            await self.bus.extend(message_id, self.lease)
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+async def _first(*waits: Awaitable[object], timeout: float) -> None:
+    """Wait until any of ``waits`` finishes or ``timeout`` passes."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()

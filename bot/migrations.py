@@ -1,0 +1,203 @@
+"""Schema migrations as functions, after Simon Willison's llm.
+
+Each migration is a plain function taking a ``sqlite3.Connection``; :data:`MIGRATIONS` lists them
+in order and the names of applied ones are recorded in ``_migrations``. Never edit an applied
+migration: append a new one. All pending migrations run in one ``BEGIN IMMEDIATE`` transaction, so
+two processes opening a fresh file at once cannot both apply them.
+
+Times the bus schedules by (``available_at``, ``lease_until``, ``due``) are Unix seconds (REAL)
+because they are compared on every claim; every other timestamp is ISO 8601 UTC text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    """Run each statement of ``sql`` in the current transaction.
+
+    ``executescript`` would commit first, so statements are split with
+    ``sqlite3.complete_statement``, which understands trigger bodies.
+    """
+    statement = ""
+    for line in sql.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {statement!r}")
+
+
+def m001_bus(conn: sqlite3.Connection) -> None:
+    """The durable bus: messages, and the head (oldest unfinished message) of each conversation.
+
+    ``bus_heads`` is maintained by triggers and lets claim find due work in O(log n): a
+    conversation's head is claimable when ``due <= now``, where ``due`` is the head's
+    ``available_at`` while pending and its ``lease_until`` while leased (an expired lease is
+    redelivered). Only a head is ever claimed, which gives FIFO and one in flight per conversation.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE bus_messages (
+            id           INTEGER PRIMARY KEY,
+            topic        TEXT NOT NULL,
+            conversation TEXT NOT NULL,
+            dedupe_key   TEXT,
+            payload      TEXT NOT NULL CHECK (json_valid(payload)),
+            status       TEXT NOT NULL DEFAULT 'pending'
+                         CHECK (status IN ('pending', 'leased', 'done', 'dead')),
+            attempts     INTEGER NOT NULL DEFAULT 0,
+            available_at REAL NOT NULL,
+            lease_until  REAL,
+            owner        TEXT,
+            last_error   TEXT,
+            created_at   TEXT NOT NULL,
+            updated_at   TEXT NOT NULL,
+            UNIQUE (topic, dedupe_key)
+        );
+        CREATE INDEX bus_messages_open ON bus_messages (topic, conversation, id)
+            WHERE status IN ('pending', 'leased');
+        CREATE INDEX bus_messages_dead ON bus_messages (id) WHERE status = 'dead';
+        CREATE TABLE bus_heads (
+            topic        TEXT NOT NULL,
+            conversation TEXT NOT NULL,
+            head_id      INTEGER NOT NULL,
+            due          REAL NOT NULL,
+            PRIMARY KEY (topic, conversation)
+        ) WITHOUT ROWID;
+        CREATE INDEX bus_heads_due ON bus_heads (topic, due);
+
+        -- A new message is its conversation's head only if the conversation had none open.
+        CREATE TRIGGER bus_head_on_insert AFTER INSERT ON bus_messages
+        WHEN NEW.status IN ('pending', 'leased')
+        BEGIN
+            INSERT INTO bus_heads (topic, conversation, head_id, due)
+            SELECT NEW.topic, NEW.conversation, NEW.id, NEW.available_at
+            WHERE NOT EXISTS (
+                SELECT 1 FROM bus_heads WHERE topic = NEW.topic AND conversation = NEW.conversation
+            );
+        END;
+
+        -- A finished head hands over to the next open message of its conversation, if any.
+        CREATE TRIGGER bus_head_on_finish AFTER UPDATE OF status ON bus_messages
+        WHEN NEW.status IN ('done', 'dead') AND OLD.status IN ('pending', 'leased')
+        BEGIN
+            DELETE FROM bus_heads
+            WHERE topic = NEW.topic AND conversation = NEW.conversation AND head_id = NEW.id;
+            INSERT INTO bus_heads (topic, conversation, head_id, due)
+            SELECT topic, conversation, id,
+                   CASE status WHEN 'pending' THEN available_at ELSE lease_until END
+            FROM bus_messages
+            WHERE topic = NEW.topic AND conversation = NEW.conversation
+              AND status IN ('pending', 'leased')
+              AND NOT EXISTS (
+                  SELECT 1 FROM bus_heads WHERE topic = NEW.topic AND conversation = NEW.conversation
+              )
+            ORDER BY id LIMIT 1;
+        END;
+
+        -- Claim, nack and extend move the head's due time.
+        CREATE TRIGGER bus_head_on_schedule
+        AFTER UPDATE OF status, available_at, lease_until ON bus_messages
+        WHEN NEW.status IN ('pending', 'leased')
+        BEGIN
+            UPDATE bus_heads
+            SET due = CASE NEW.status WHEN 'pending' THEN NEW.available_at ELSE NEW.lease_until END
+            WHERE topic = NEW.topic AND conversation = NEW.conversation AND head_id = NEW.id;
+        END;
+        """,
+    )
+
+
+def m002_store(conn: sqlite3.Connection) -> None:
+    """History turns, runs with their steps (the audit trail), and the interaction log."""
+    _script(
+        conn,
+        """
+        CREATE TABLE turns (
+            id           INTEGER PRIMARY KEY,
+            conversation TEXT NOT NULL,
+            inbound_id   TEXT NOT NULL,
+            messages     TEXT NOT NULL CHECK (json_valid(messages)),
+            created_at   TEXT NOT NULL,
+            UNIQUE (conversation, inbound_id)
+        );
+        CREATE INDEX turns_by_conversation ON turns (conversation, id);
+
+        CREATE TABLE runs (
+            id           TEXT PRIMARY KEY,
+            conversation TEXT NOT NULL,
+            inbound_id   TEXT,
+            model        TEXT NOT NULL,
+            mode         TEXT NOT NULL,
+            status       TEXT NOT NULL,
+            reason       TEXT,
+            usage        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(usage)),
+            tools_called TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(tools_called)),
+            final_text   TEXT,
+            started_at   TEXT NOT NULL,
+            finished_at  TEXT,
+            duration_ms  REAL
+        );
+        CREATE INDEX runs_by_started ON runs (started_at);
+
+        CREATE TABLE steps (
+            run_id      TEXT NOT NULL REFERENCES runs (id),
+            idx         INTEGER NOT NULL,
+            kind        TEXT NOT NULL CHECK (kind IN ('model', 'tool', 'event')),
+            name        TEXT NOT NULL,
+            input       TEXT NOT NULL CHECK (json_valid(input)),
+            output      TEXT NOT NULL CHECK (json_valid(output)),
+            is_error    INTEGER NOT NULL,
+            duration_ms REAL NOT NULL,
+            usage       TEXT CHECK (usage IS NULL OR json_valid(usage)),
+            created_at  TEXT NOT NULL,
+            PRIMARY KEY (run_id, idx)
+        ) WITHOUT ROWID;
+
+        -- run_id is not a foreign key: an entry about a dead-lettered message has no run.
+        CREATE TABLE interactions (
+            id           INTEGER PRIMARY KEY,
+            created_at   TEXT NOT NULL,
+            conversation TEXT NOT NULL,
+            category     TEXT NOT NULL,
+            summary      TEXT NOT NULL,
+            run_id       TEXT
+        );
+        CREATE INDEX interactions_by_created ON interactions (created_at);
+        """,
+    )
+
+
+MIGRATIONS: list[Migration] = [m001_bus, m002_store]
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the pending migrations to ``conn`` (autocommit mode); returns the names applied."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+        applied = []
+        for migration in MIGRATIONS:
+            if migration.__name__ in done:
+                continue
+            migration(conn)
+            conn.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                (migration.__name__,),
+            )
+            applied.append(migration.__name__)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return applied

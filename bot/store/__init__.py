@@ -1,0 +1,5 @@
+"""SQLite records: conversation history, runs and steps (the audit trail), interactions."""
+
+from bot.store.store import Store
+
+__all__ = ["Store"]

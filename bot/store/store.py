@@ -1,0 +1,183 @@
+"""The application's records in SQLite: conversation history, runs with their steps, interactions.
+
+Everything here is append-only except a run's closing fields. JSON columns hold what the model saw
+and produced, so a person can query the audit trail with ``sqlite3`` and ``json_extract``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from bot.db import Database, now_iso, to_iso
+
+__all__ = ["Store"]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class Store:
+    """History, audit trail and interaction log on one database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # History
+
+    async def append_turn(self, conversation: str, inbound_id: str, messages: list[dict[str, Any]]) -> bool:
+        """Append one turn (the user's message and everything after it); once per inbound message.
+
+        Returns False when the turn was already there (a re-run after a crash).
+        """
+        async with self._db.transaction() as tx:
+            changed = await tx.execute(
+                "INSERT INTO turns (conversation, inbound_id, messages, created_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (conversation, inbound_id) DO NOTHING",
+                (conversation, inbound_id, _json(messages), now_iso()),
+            )
+        return changed > 0
+
+    async def load_history(self, conversation: str, max_turns: int) -> list[dict[str, Any]]:
+        """The last ``max_turns`` turns of a conversation as one list of messages, oldest first.
+
+        Only the newest turns are read (an index walk backwards), so the cost does not grow with
+        the conversation's length.
+        """
+        if max_turns <= 0:
+            return []
+        rows = await self._db.fetchall(
+            "SELECT messages FROM turns WHERE conversation = ? ORDER BY id DESC LIMIT ?",
+            (conversation, max_turns),
+        )
+        return [message for row in reversed(rows) for message in json.loads(row["messages"])]
+
+    # Runs and steps
+
+    async def start_run(self, run_id: str, *, conversation: str, inbound_id: str | None, model: str, mode: str) -> None:
+        """Record that a run began."""
+        async with self._db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
+                "VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                (run_id, conversation, inbound_id, model, mode, now_iso()),
+            )
+
+    async def add_step(
+        self,
+        run_id: str,
+        *,
+        kind: str,
+        name: str,
+        input: Any,
+        output: Any,
+        is_error: bool,
+        duration_ms: float,
+        usage: dict[str, int] | None = None,
+    ) -> None:
+        """Append one model call or tool call to a run's audit trail."""
+        async with self._db.transaction() as tx:
+            await tx.execute(
+                """
+                INSERT INTO steps (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, created_at)
+                VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM steps WHERE run_id = ?),
+                        ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                (
+                    run_id,
+                    run_id,
+                    kind,
+                    name,
+                    _json(input),
+                    _json(output),
+                    int(is_error),
+                    duration_ms,
+                    None if usage is None else _json(usage),
+                    now_iso(),
+                ),
+            )
+
+    async def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        reason: str | None,
+        usage: dict[str, int],
+        tools_called: list[str],
+        final_text: str | None,
+    ) -> None:
+        """Close a run with how it ended."""
+        now = now_iso()
+        async with self._db.transaction() as tx:
+            await tx.execute(
+                """
+                UPDATE runs SET status = ?, reason = ?, usage = ?, tools_called = ?, final_text = ?,
+                    finished_at = ?,
+                    duration_ms = (julianday(?) - julianday(started_at)) * 86400000.0
+                WHERE id = ?
+                """,
+                (status, reason, _json(usage), _json(tools_called), final_text, now, now, run_id),
+            )
+
+    async def list_runs(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:
+        """Runs, newest first."""
+        rows = await self._db.fetchall(
+            "SELECT * FROM runs WHERE started_at >= ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
+            (_floor(since), limit),
+        )
+        return [_run(row) for row in rows]
+
+    async def get_run(self, run_id: str) -> dict[str, Any] | None:
+        """One run with its ``steps``, or None."""
+        row = await self._db.fetchone("SELECT * FROM runs WHERE id = ?", (run_id,))
+        if row is None:
+            return None
+        steps = await self._db.fetchall("SELECT * FROM steps WHERE run_id = ? ORDER BY idx", (run_id,))
+        return {**_run(row), "steps": [_step(s) for s in steps]}
+
+    # Interactions
+
+    async def add_interaction(self, *, conversation: str, category: str, summary: str, run_id: str | None) -> int:
+        """Add an entry to the interaction log; returns its id."""
+        async with self._db.transaction() as tx:
+            row = await tx.fetchone(
+                "INSERT INTO interactions (created_at, conversation, category, summary, run_id) "
+                "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (now_iso(), conversation, category, summary, run_id),
+            )
+        assert row is not None
+        return int(row["id"])
+
+    async def list_interactions(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:
+        """The interaction log, newest first."""
+        rows = await self._db.fetchall(
+            "SELECT id, created_at, conversation, category, summary, run_id FROM interactions "
+            "WHERE created_at >= ? ORDER BY id DESC LIMIT ?",
+            (_floor(since), limit),
+        )
+        return [dict(row) for row in rows]
+
+
+def _floor(since: datetime | None) -> str:
+    # Stored times are fixed-format ISO text, so "" sorts before all of them.
+    return "" if since is None else to_iso(since)
+
+
+def _run(row: Any) -> dict[str, Any]:
+    run = dict(row)
+    run["usage"] = json.loads(run["usage"])
+    run["tools_called"] = json.loads(run["tools_called"])
+    return run
+
+
+def _step(row: Any) -> dict[str, Any]:
+    step = dict(row)
+    step["index"] = step.pop("idx")
+    for key in ("input", "output"):
+        step[key] = json.loads(step[key])
+    step["usage"] = None if step["usage"] is None else json.loads(step["usage"])
+    step["is_error"] = bool(step["is_error"])
+    return step

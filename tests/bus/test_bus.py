@@ -1,0 +1,212 @@
+"""The bus on a real SQLite file: ordering, leases, retries, dead letters, wake-ups."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.bus import Bus, Delivery, Fatal, InboundMessage, Retry, Sender, Worker
+from bot.db import Database
+
+
+class Clock:
+    """A clock the test moves by hand, so leases and delays need no sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = await Database.open(tmp_path / "bus.db")
+    yield database
+    await database.close()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def bus(db: Database, clock: Clock) -> Bus:
+    return Bus(db, clock=clock)
+
+
+def msg(text: str, conversation: str = "c1") -> InboundMessage:
+    return InboundMessage(channel="test", conversation=conversation, sender=Sender(id="u"), text=text)
+
+
+async def publish(bus: Bus, text: str, conversation: str = "c1", **kwargs: object) -> int:
+    return (await bus.publish("in", msg(text, conversation), conversation=conversation, **kwargs)).id  # type: ignore[arg-type]
+
+
+async def test_a_published_message_is_claimed_typed_and_acked_once(bus: Bus) -> None:
+    await publish(bus, "hello")
+    [delivery] = await bus.claim("in", owner="w", lease=30)
+    assert delivery.parse(InboundMessage).text == "hello"
+    assert delivery.attempts == 1
+    assert await bus.claim("in", owner="w", lease=30) == []
+    assert await bus.ack(delivery.id)
+    assert not await bus.ack(delivery.id)
+    assert await bus.status(delivery.id) == "done"
+    assert await bus.counts("in") == {"done": 1}
+
+
+async def test_a_dedupe_key_stores_a_message_once(bus: Bus) -> None:
+    first = await bus.publish("in", msg("a"), conversation="c1", dedupe_key="update-7")
+    again = await bus.publish("in", msg("a"), conversation="c1", dedupe_key="update-7")
+    assert not first.duplicate and again.duplicate and again.id == first.id
+    assert len(await bus.claim("in", owner="w", lease=30, limit=10)) == 1
+
+
+async def test_a_conversation_is_served_in_order_one_at_a_time_while_others_proceed(bus: Bus) -> None:
+    a1 = await publish(bus, "a1", "a")
+    a2 = await publish(bus, "a2", "a")
+    b1 = await publish(bus, "b1", "b")
+    claimed = await bus.claim("in", owner="w", lease=30, limit=10)
+    assert [d.id for d in claimed] == [a1, b1]
+    assert await bus.claim("in", owner="w", lease=30, limit=10) == []
+    await bus.ack(a1)
+    [next_a] = await bus.claim("in", owner="w", lease=30, limit=10)
+    assert next_a.id == a2
+
+
+async def test_a_nacked_message_comes_back_after_its_delay(bus: Bus, clock: Clock) -> None:
+    await publish(bus, "x")
+    [delivery] = await bus.claim("in", owner="w", lease=30)
+    await bus.nack(delivery.id, delay=10, error="busy")
+    clock.now += 9.9
+    assert await bus.claim("in", owner="w", lease=30) == []
+    assert await bus.next_due_in("in") == pytest.approx(0.1)
+    clock.now += 0.2
+    [again] = await bus.claim("in", owner="w", lease=30)
+    assert again.id == delivery.id and again.attempts == 2
+
+
+async def test_an_expired_lease_is_redelivered_and_an_extended_one_is_not(bus: Bus, clock: Clock) -> None:
+    await publish(bus, "x")
+    [delivery] = await bus.claim("in", owner="crashed", lease=5)
+    clock.now += 4
+    assert await bus.extend(delivery.id, 5)
+    clock.now += 4
+    assert await bus.claim("in", owner="other", lease=5) == []
+    clock.now += 2
+    [again] = await bus.claim("in", owner="other", lease=5)
+    assert again.id == delivery.id and again.attempts == 2
+
+
+async def test_a_dead_letter_is_kept_with_its_error_and_never_delivered(bus: Bus) -> None:
+    await publish(bus, "x")
+    await publish(bus, "y")
+    [delivery] = await bus.claim("in", owner="w", lease=30)
+    await bus.dead(delivery.id, "poison")
+    [dead] = await bus.dead_letters("in")
+    assert dead["id"] == delivery.id and dead["last_error"] == "poison"
+    [following] = await bus.claim("in", owner="w", lease=30)
+    assert following.parse(InboundMessage).text == "y"
+
+
+# The worker loop
+
+
+async def run_burst(worker: Worker) -> None:
+    await asyncio.wait_for(worker.run(burst=True), timeout=10)
+
+
+async def test_the_worker_acks_what_its_handler_finishes(db: Database) -> None:
+    bus = Bus(db)
+    seen: list[str] = []
+
+    async def handler(delivery: Delivery) -> None:
+        seen.append(delivery.parse(InboundMessage).text)
+
+    for text in ("one", "two", "three"):
+        await publish(bus, text)
+    await run_burst(Worker(bus, "in", handler, concurrency=4))
+    assert seen == ["one", "two", "three"]
+    assert await bus.counts("in") == {"done": 3}
+
+
+async def test_a_failing_handler_is_retried_with_backoff_then_dead_lettered(db: Database) -> None:
+    bus = Bus(db)
+    attempts: list[int] = []
+    dead: list[tuple[int, str]] = []
+
+    async def handler(delivery: Delivery) -> None:
+        attempts.append(delivery.attempts)
+        raise RuntimeError("model down")
+
+    async def on_dead(delivery: Delivery, error: BaseException) -> None:
+        dead.append((delivery.attempts, str(error)))
+
+    await publish(bus, "x")
+    worker = Worker(bus, "in", handler, max_attempts=3, backoff=0.01, backoff_max=0.02, on_dead=on_dead)
+    await run_burst(worker)
+    assert attempts == [1, 2, 3]
+    assert dead == [(3, "model down")]
+    [letter] = await bus.dead_letters("in")
+    assert "RuntimeError: model down" in letter["last_error"]
+
+
+async def test_a_fatal_error_is_dead_lettered_at_once_and_retry_succeeds_later(db: Database) -> None:
+    bus = Bus(db)
+    attempts: dict[str, int] = {}
+
+    async def handler(delivery: Delivery) -> None:
+        text = delivery.parse(InboundMessage).text
+        attempts[text] = delivery.attempts
+        if text == "poison":
+            raise Fatal("cannot ever work")
+        if delivery.attempts == 1:
+            raise Retry(delay=0.01)
+
+    await publish(bus, "poison", "a")
+    await publish(bus, "flaky", "b")
+    await run_burst(Worker(bus, "in", handler, max_attempts=5))
+    assert attempts == {"poison": 1, "flaky": 2}
+    assert await bus.status(1) == "dead" and await bus.status(2) == "done"
+
+
+async def test_an_idle_worker_wakes_on_an_in_process_publish_without_polling(db: Database) -> None:
+    bus = Bus(db)
+    handled = asyncio.Event()
+
+    async def handler(delivery: Delivery) -> None:
+        handled.set()
+
+    # A poll interval far longer than the test's timeout: only the wake-up can deliver in time.
+    worker = Worker(bus, "in", handler, poll_interval=3600)
+    running = asyncio.create_task(worker.run())
+    try:
+        await bus.wait("in", timeout=0.05)  # let the worker go idle first
+        await publish(bus, "wake up")
+        await asyncio.wait_for(handled.wait(), timeout=5)
+    finally:
+        await worker.stop(grace=1)
+        await running
+
+
+async def test_stopping_releases_an_unfinished_message_for_redelivery(db: Database) -> None:
+    bus = Bus(db)
+    started = asyncio.Event()
+
+    async def stuck(delivery: Delivery) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    await publish(bus, "long job")
+    worker = Worker(bus, "in", stuck)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), timeout=5)
+    await worker.stop(grace=0.01)
+    await running
+    assert await bus.status(1) == "pending"
+    [again] = await bus.claim("in", owner="next", lease=30)
+    assert again.attempts == 2

@@ -1,0 +1,70 @@
+"""History, the audit trail and the interaction log on a real SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.db import Database
+from bot.store import Store
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    db = await Database.open(tmp_path / "store.db")
+    yield Store(db)
+    await db.close()
+
+
+def turn(text: str) -> list[dict[str, object]]:
+    return [{"role": "user", "content": text}, {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+
+
+async def test_history_keeps_the_last_turns_in_order_and_each_turn_once(store: Store) -> None:
+    for i in range(5):
+        assert await store.append_turn("c", f"in-{i}", turn(f"m{i}"))
+    assert not await store.append_turn("c", "in-4", turn("a re-run"))
+    await store.append_turn("other", "in-x", turn("elsewhere"))
+    history = await store.load_history("c", max_turns=2)
+    assert [m["content"] for m in history if m["role"] == "user"] == ["m3", "m4"]
+    assert await store.load_history("c", max_turns=0) == []
+
+
+async def test_a_run_records_its_steps_usage_and_outcome(store: Store) -> None:
+    await store.start_run("r1", conversation="c", inbound_id="in-1", model="claude", mode="assistant")
+    await store.add_step(
+        "r1", kind="model", name="claude", input={"last": "hi"}, output={"stop_reason": "tool_use"},
+        is_error=False, duration_ms=1.5, usage={"input_tokens": 10, "output_tokens": 3},
+    )
+    await store.add_step(
+        "r1", kind="tool", name="vault_read", input={"path": "../x"}, output={"success": False},
+        is_error=True, duration_ms=0.2,
+    )
+    await store.finish_run(
+        "r1", status="completed", reason=None, usage={"input_tokens": 10}, tools_called=["vault_read"], final_text="done"
+    )
+    run = await store.get_run("r1")
+    assert run is not None
+    assert run["status"] == "completed" and run["tools_called"] == ["vault_read"] and run["usage"] == {"input_tokens": 10}
+    assert run["duration_ms"] >= 0
+    assert [(s["index"], s["kind"], s["name"], s["is_error"]) for s in run["steps"]] == [
+        (0, "model", "claude", False),
+        (1, "tool", "vault_read", True),
+    ]
+    assert run["steps"][1]["input"] == {"path": "../x"}
+    assert [r["id"] for r in await store.list_runs()] == ["r1"]
+    assert await store.get_run("nope") is None
+
+
+async def test_the_interaction_log_lists_newest_first_and_filters_by_time(store: Store) -> None:
+    first = await store.add_interaction(conversation="c", category="note", summary="Saved oat milk", run_id="r1")
+    second = await store.add_interaction(conversation="c", category="error", summary="Lost nothing", run_id=None)
+    entries = await store.list_interactions()
+    assert [e["id"] for e in entries] == [second, first]
+    assert set(entries[0]) >= {"id", "created_at", "conversation", "category", "summary", "run_id"}
+    assert datetime.fromisoformat(entries[0]["created_at"]).tzinfo is not None
+    assert await store.list_interactions(since=datetime.now(UTC) + timedelta(minutes=1)) == []
+    assert len(await store.list_interactions(limit=1)) == 1
