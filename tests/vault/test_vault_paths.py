@@ -1,0 +1,143 @@
+"""Confinement: no input may read or write outside the vault; and safe file names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vault import PathNotAllowed, Vault
+from vault.paths import note_stem
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+BAD_PATHS = [
+    "../x",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "\\\\server\\share",
+    "C:\\x",
+    "C:x",
+    "a/../../x",
+    "a\\..\\..\\x",
+    ".obsidian/x",
+    ".git/config",
+    "notes/.trash/x",
+    ".vaultbot/locks",
+    "a\x00b",
+    "x" * 300,
+]
+
+
+@pytest.mark.parametrize("bad", BAD_PATHS)
+def test_write_refuses_bad_folders(notes: Vault, outside: Path, bad: str) -> None:
+    with pytest.raises(PathNotAllowed):
+        notes.write(bad, "Title", "content")
+    assert files_under(outside) == []
+    assert list(notes.root.rglob("*.md")) == []
+
+
+@pytest.mark.parametrize("bad", BAD_PATHS)
+def test_read_refuses_bad_paths(notes: Vault, bad: str) -> None:
+    with pytest.raises(PathNotAllowed):
+        notes.read(bad)
+
+
+@pytest.mark.parametrize("bad", BAD_PATHS)
+def test_list_refuses_bad_folders(notes: Vault, bad: str) -> None:
+    with pytest.raises(PathNotAllowed):
+        notes.list(bad)
+
+
+def test_error_names_the_input_and_no_host_path(notes: Vault) -> None:
+    with pytest.raises(PathNotAllowed) as caught:
+        notes.write("../../etc", "T", "x")
+    assert str(caught.value) == "'../../etc' leaves the vault."
+
+
+def test_symlinked_folder_pointing_out_is_refused(notes: Vault, outside: Path) -> None:
+    (outside / "secret.md").write_text("secret", encoding="utf-8")
+    (notes.root / "escape").symlink_to(outside, target_is_directory=True)
+
+    with pytest.raises(PathNotAllowed):
+        notes.write("escape", "T", "x")
+    with pytest.raises(PathNotAllowed):
+        notes.write("escape/sub", "T", "x")
+    with pytest.raises(PathNotAllowed):
+        notes.read("escape/secret")
+    with pytest.raises(PathNotAllowed):
+        notes.list("escape")
+    assert files_under(outside) == ["secret.md"]
+    assert notes.list("").folders == []
+    assert notes.search("secret") == []
+
+
+def test_symlinked_note_pointing_out_is_refused(notes: Vault, outside: Path) -> None:
+    (outside / "secret.md").write_text("secret", encoding="utf-8")
+    (notes.root / "Link.md").symlink_to(outside / "secret.md")
+
+    with pytest.raises(PathNotAllowed):
+        notes.read("Link")
+    for mode in ("create", "append", "replace"):
+        with pytest.raises(PathNotAllowed):
+            notes.write("", "Link", "more", mode=mode)
+    assert (outside / "secret.md").read_text(encoding="utf-8") == "secret"
+    assert notes.list().notes == []
+
+
+def test_symlink_inside_the_vault_is_allowed(notes: Vault) -> None:
+    notes.write("Real", "A", "a")
+    (notes.root / "Alias").symlink_to(notes.root / "Real", target_is_directory=True)
+
+    assert notes.read("Alias/A").content.strip() == "a"
+
+
+def test_dot_components_and_whitespace_are_harmless(notes: Vault) -> None:
+    result = notes.write(" ./Inbox/ ", "T", "x")
+
+    assert result.path == "Inbox/T.md"
+    assert notes.resolve("") == notes.root
+
+
+@pytest.mark.parametrize(
+    ("title", "stem"),
+    [
+        ('a<b>c:d"e|f?g*h', "a b c d e f g h"),
+        ("2024/01\\05", "2024-01-05"),
+        ("[[Link]] #tag ^block", "Link tag block"),
+        ("tab\there\nnewline", "tab here newline"),
+        ("Café ☕ 🚀 notes", "Café ☕ 🚀 notes"),
+        ("CON", "CON_"),
+        ("nul.txt", "nul_.txt"),
+        ("com1", "com1_"),
+        ("Console", "Console"),
+        (".hidden", "hidden"),
+        ("...", "Untitled"),
+        ("  trailing dots.. ", "trailing dots"),
+        ("???", "Untitled"),
+    ],
+)
+def test_file_names_from_titles(title: str, stem: str) -> None:
+    assert note_stem(title) == stem
+
+
+@pytest.mark.parametrize("title", ["a" * 400, "é" * 300, "🚀" * 100])
+def test_long_titles_fit_in_a_file_name(notes: Vault, title: str) -> None:
+    stem = note_stem(title)
+    assert len(f"{stem} 999.md".encode()) <= 255
+    assert title.startswith(stem)
+
+    first = notes.write("", title, "one")
+    second = notes.write("", title, "two")
+    assert second.renamed
+    assert all(len(Path(r.path).name.encode()) <= 255 for r in (first, second))
+
+
+def test_leading_dot_title_is_not_hidden(notes: Vault) -> None:
+    result = notes.write("", ".env", "not hidden")
+
+    assert result.path == "env.md"
+    assert [n.path for n in notes.list().notes] == ["env.md"]

@@ -1,0 +1,20 @@
+"""A folder of Obsidian-compatible Markdown notes, kept safe from paths that try to leave it."""
+
+from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed, VaultError
+from vault.notes import Listing, Note, NoteSummary, SearchHit, WriteResult
+from vault.vault import Vault
+
+__all__ = [
+    "InvalidNote",
+    "Listing",
+    "Note",
+    "NoteChanged",
+    "NoteExists",
+    "NoteNotFound",
+    "NoteSummary",
+    "PathNotAllowed",
+    "SearchHit",
+    "Vault",
+    "VaultError",
+    "WriteResult",
+]

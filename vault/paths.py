@@ -1,0 +1,97 @@
+"""Keeping user-supplied paths inside the vault, and turning titles into safe file names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from vault.errors import PathNotAllowed
+
+NOTE_SUFFIX = ".md"
+MAX_COMPONENT_BYTES = 255
+# A create may add " 2" … " 999" to a taken name, so the stem leaves room for it and ".md".
+_MAX_STEM_BYTES = MAX_COMPONENT_BYTES - len(NOTE_SUFFIX.encode()) - len(b" 999")
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+# Forbidden on Windows, macOS or Linux, plus the characters that break Obsidian links.
+_SEPARATORS = re.compile(r"[/\\]")
+_FORBIDDEN = re.compile(r'[<>:"|?*#^\[\]\x00-\x1f\x7f]')
+_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+
+
+def show(text: str, limit: int = 60) -> str:
+    """Quote user input for an error message: control characters escaped, long input cut."""
+    shown = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return f"'{shown}'"
+
+
+def split_components(path: str) -> list[str]:
+    """Split a vault-relative path into checked components; ``[]`` means the vault root.
+
+    Raises ``PathNotAllowed`` for anything that could reach outside the vault or into a
+    hidden folder, before the file system is touched.
+    """
+    if "\x00" in path:
+        raise PathNotAllowed(f"{show(path)} contains a NUL byte, which no path may hold.")
+    # Backslashes are separators too, so "..\\x" cannot slip past the ".." check.
+    normalised = path.strip().replace("\\", "/")
+    if normalised.startswith("/"):
+        raise PathNotAllowed(f"{show(path)} is an absolute path; give a path relative to the vault.")
+    if _DRIVE.match(normalised):
+        raise PathNotAllowed(f"{show(path)} names a drive; give a path relative to the vault.")
+    parts: list[str] = []
+    for raw in normalised.split("/"):
+        part = raw.strip()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            raise PathNotAllowed(f"{show(path)} leaves the vault.")
+        if part.startswith("."):
+            raise PathNotAllowed(f"{show(path)} goes into the hidden {show(part)}, which the vault keeps private.")
+        if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
+            raise PathNotAllowed(f"{show(path)} has a name longer than {MAX_COMPONENT_BYTES} bytes.")
+        parts.append(part)
+    return parts
+
+
+def is_inside(root: Path, candidate: Path) -> bool:
+    """Whether ``candidate`` (already resolved) is ``root`` or below it, outside hidden folders."""
+    if not candidate.is_relative_to(root):
+        return False
+    return not any(part.startswith(".") for part in candidate.relative_to(root).parts)
+
+
+def confine(root: Path, path: str) -> Path:
+    """The absolute, symlink-resolved location of vault-relative ``path`` under resolved ``root``.
+
+    Raises ``PathNotAllowed`` if the input is malformed or if, once symlinks are followed,
+    it lands outside the vault or in a hidden folder.
+    """
+    parts = split_components(path)
+    try:
+        # Non-strict resolve follows every symlink that exists, so a link pointing out is caught
+        # even when the rest of the path is still to be created.
+        resolved = root.joinpath(*parts).resolve()
+    except (OSError, RuntimeError) as exc:
+        raise PathNotAllowed(f"{show(path)} cannot be resolved inside the vault (symlink loop?).") from exc
+    if not is_inside(root, resolved):
+        raise PathNotAllowed(f"{show(path)} leads outside the vault through a link.")
+    return resolved
+
+
+def note_stem(title: str) -> str:
+    """A file name (without ``.md``) for ``title`` that every OS and Obsidian accept."""
+    name = _SEPARATORS.sub("-", title)
+    name = _FORBIDDEN.sub(" ", name)
+    name = " ".join(name.split())
+    # A leading dot would hide the file; trailing dots and spaces are dropped by Windows.
+    name = name.strip(" .")
+    base, dot, rest = name.partition(".")
+    if base.strip().upper() in _RESERVED:
+        name = f"{base.strip()}_{dot}{rest}"
+    encoded = name.encode("utf-8")
+    if len(encoded) > _MAX_STEM_BYTES:
+        name = encoded[:_MAX_STEM_BYTES].decode("utf-8", errors="ignore").rstrip(" .")
+    return name or "Untitled"

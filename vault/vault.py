@@ -1,0 +1,300 @@
+"""The vault: a folder of Obsidian-compatible Markdown notes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from vault import frontmatter, meta
+from vault import search as scan
+from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed
+from vault.files import exclusive_lock, write_atomic
+from vault.notes import Listing, Note, NoteSummary, SearchHit, WriteResult
+from vault.paths import NOTE_SUFFIX, confine, is_inside, note_stem, show
+
+MODES = ("create", "append", "replace")
+PRIVATE_DIR = ".vaultbot"
+# A create gives up on a title after "Title 999"; the file-name budget leaves room for exactly that.
+_MAX_COPIES = 999
+
+
+class Vault:
+    """Reads and writes notes under ``root``, never outside it."""
+
+    def __init__(self, root: str | Path) -> None:
+        path = Path(root).expanduser()
+        path.mkdir(parents=True, exist_ok=True)
+        self.root = path.resolve()
+        # (mtime_ns, size) of each file as this instance last read or wrote it, to spot outside edits.
+        self._seen: dict[Path, tuple[int, int]] = {}
+
+    # --- paths -------------------------------------------------------------------------
+
+    def resolve(self, path: str, *, must_exist: bool = False) -> Path:
+        """The absolute location of vault-relative ``path``; raises ``PathNotAllowed`` if it leaves the vault."""
+        resolved = confine(self.root, path)
+        if must_exist and not resolved.exists():
+            raise NoteNotFound(f"Nothing at {show(path)} in the vault.")
+        return resolved
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    # --- write -------------------------------------------------------------------------
+
+    def write(
+        self,
+        folder: str,
+        title: str,
+        content: str,
+        *,
+        tags: list[str] | None = None,
+        confidence: int | None = None,
+        mode: str = "create",
+        source: str | None = None,
+    ) -> WriteResult:
+        """Create, append to or replace the note called ``title`` in ``folder``.
+
+        ``create`` never overwrites: an identical note is reported unchanged, a different one
+        makes this note "Title 2", "Title 3"…; ``append`` adds to the end (creating if needed);
+        ``replace`` swaps the body and keeps the old file under ``.vaultbot/versions``.
+        """
+        if mode not in MODES:
+            raise InvalidNote(f"Unknown write mode {show(mode)}; use one of {', '.join(MODES)}.")
+        if not title.strip():
+            raise InvalidNote("A note needs a non-empty title.")
+        if "\x00" in content:
+            raise InvalidNote("Note content cannot contain NUL bytes.")
+        directory = self.resolve(folder)
+        if directory.exists() and not directory.is_dir():
+            raise InvalidNote(f"{show(folder)} is a file, not a folder.")
+        fields = {"tags": meta.clean_tags(tags), "confidence": confidence, "source": source}
+        with exclusive_lock(self._lock_file(directory)):
+            stem = note_stem(title)
+            existing = self._find_in(directory, stem)
+            if existing is not None:
+                self._refuse_link_out(existing)
+            if mode == "create" or (mode == "append" and existing is None):
+                return self._create(directory, stem, title.strip(), content, fields)
+            if existing is None:
+                raise NoteNotFound(f"No note titled {show(title)} in {show(folder or '/')} to replace.")
+            if mode == "append":
+                return self._append(existing, content, fields)
+            return self._replace(existing, content, fields)
+
+    def _create(self, directory: Path, stem: str, title: str, content: str, fields: dict[str, Any]) -> WriteResult:
+        taken = _names_by_casefold(directory)
+        for copy in range(1, _MAX_COPIES + 1):
+            name = f"{stem}{NOTE_SUFFIX}" if copy == 1 else f"{stem} {copy}{NOTE_SUFFIX}"
+            clash = taken.get(name.casefold())
+            if clash is None:
+                path = directory / name
+                stamp = meta.iso(meta.now())
+                front: dict[str, Any] = {"title": title, "tags": fields["tags"]}
+                if fields["confidence"] is not None:
+                    front["confidence"] = fields["confidence"]
+                front.update(created=stamp, updated=stamp)
+                if fields["source"] is not None:
+                    front["source"] = fields["source"]
+                self._store(path, frontmatter.render(front, content))
+                return self._result(path, created=True, renamed=copy > 1)
+            self._refuse_link_out(clash)
+            if clash.is_file() and self._load(clash)[1].strip() == content.strip():
+                # The same note saved again (a retried message): nothing to do.
+                return self._result(clash, unchanged=True)
+        raise NoteExists(f"Too many notes are already titled {show(title)}; choose a more specific title.")
+
+    def _append(self, path: Path, content: str, fields: dict[str, Any]) -> WriteResult:
+        front, body = self._load(path)
+        addition = content.strip("\n")
+        old_tags = meta.clean_tags(front.get("tags"))
+        tags = old_tags + [tag for tag in fields["tags"] if tag not in old_tags]
+        already_there = bool(addition.strip()) and body.rstrip().endswith(addition.strip())
+        if (already_there or not addition.strip()) and tags == old_tags:
+            return self._result(path, unchanged=True)
+        if not already_there:
+            body = f"{body.rstrip()}\n\n{addition}" if body.strip() else addition
+        front["tags"] = tags
+        self._update_fields(front, fields, tags=False)
+        self._store(path, frontmatter.render(front, body))
+        return self._result(path)
+
+    def _replace(self, path: Path, content: str, fields: dict[str, Any]) -> WriteResult:
+        remembered = self._seen.get(path.resolve())
+        if remembered is not None and remembered != _signature(path):
+            raise NoteChanged(
+                f"{show(self._rel(path))} changed on disk since it was last read; read it again before replacing it."
+            )
+        old_bytes = path.read_bytes()
+        front, body = frontmatter.parse(old_bytes.decode("utf-8", errors="replace"))
+        if body.strip() == content.strip():
+            return self._result(path, unchanged=True)
+        version = self._version_path(path)
+        write_atomic(version, old_bytes)
+        self._update_fields(front, fields, tags=True)
+        self._store(path, frontmatter.render(front, content))
+        return self._result(path, previous_version=version)
+
+    def _result(
+        self,
+        path: Path,
+        *,
+        created: bool = False,
+        unchanged: bool = False,
+        renamed: bool = False,
+        previous_version: Path | None = None,
+    ) -> WriteResult:
+        previous = self._rel(previous_version) if previous_version is not None else None
+        return WriteResult(self._rel(path), created, unchanged, renamed, previous)
+
+    @staticmethod
+    def _update_fields(front: dict[str, Any], fields: dict[str, Any], *, tags: bool) -> None:
+        if tags and fields["tags"]:
+            front["tags"] = fields["tags"]
+        if fields["confidence"] is not None:
+            front["confidence"] = fields["confidence"]
+        front["updated"] = meta.iso(meta.now())
+        if fields["source"] is not None:
+            front["source"] = fields["source"]
+
+    def _version_path(self, path: Path) -> Path:
+        folder = self.root / PRIVATE_DIR / "versions" / self._rel(path)[: -len(NOTE_SUFFIX)]
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        candidate, extra = folder / f"{stamp}{NOTE_SUFFIX}", 1
+        while candidate.exists():
+            extra += 1
+            candidate = folder / f"{stamp}-{extra}{NOTE_SUFFIX}"
+        return candidate
+
+    def _lock_file(self, directory: Path) -> Path:
+        # One lock per folder: create's name choice and append/replace all happen inside one folder.
+        key = hashlib.sha256(self._rel(directory).casefold().encode()).hexdigest()[:32]
+        return self.root / PRIVATE_DIR / "locks" / f"{key}.lock"
+
+    def _refuse_link_out(self, path: Path) -> None:
+        # A note file may itself be a symlink; reading or replacing it must not reach outside.
+        if not is_inside(self.root, path.resolve()):
+            raise PathNotAllowed(f"{show(self._rel(path))} leads outside the vault through a link.")
+
+    def _find_in(self, directory: Path, stem: str) -> Path | None:
+        return _names_by_casefold(directory).get(f"{stem}{NOTE_SUFFIX}".casefold())
+
+    def _store(self, path: Path, text: str) -> None:
+        write_atomic(path, text.encode("utf-8"))
+        self._seen[path.resolve()] = _signature(path)
+
+    def _load(self, path: Path) -> tuple[dict[str, Any], str]:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        return frontmatter.parse(text)
+
+    # --- read --------------------------------------------------------------------------
+
+    def read(self, path: str) -> Note:
+        """The note at ``path`` (``.md`` optional), or else the note with that title or file name."""
+        query = path.strip()
+        if not query:
+            raise InvalidNote("Give the path or title of the note to read.")
+        bare = query[: -len(NOTE_SUFFIX)] if query.lower().endswith(NOTE_SUFFIX) else query
+        candidate = self.resolve(bare + NOTE_SUFFIX)
+        found = candidate if candidate.is_file() else self._match_title(bare)
+        if found is None:
+            raise NoteNotFound(self._not_found_message(query, bare))
+        signature = _signature(found)
+        front, body = self._load(found)
+        self._seen[found.resolve()] = signature
+        return Note(self._rel(found), meta.title_of(front, found.stem), body, front)
+
+    def _match_title(self, bare: str) -> Path | None:
+        wanted = {bare.casefold(), note_stem(bare.rsplit("/", 1)[-1]).casefold()}
+        for path in sorted(self._iter_notes()):
+            rel = self._rel(path)[: -len(NOTE_SUFFIX)].casefold()
+            if rel in wanted or path.stem.casefold() in wanted:
+                return path
+        for path in sorted(self._iter_notes()):
+            if meta.title_of(self._load(path)[0], path.stem).casefold() in wanted:
+                return path
+        return None
+
+    def _not_found_message(self, query: str, bare: str) -> str:
+        names: dict[str, str] = {}
+        for path in self._iter_notes():
+            rel = self._rel(path)
+            names.setdefault(rel[: -len(NOTE_SUFFIX)].casefold(), rel)
+            names.setdefault(path.stem.casefold(), rel)
+        close = difflib.get_close_matches(bare.casefold(), list(names), n=6, cutoff=0.6)
+        suggestions = list(dict.fromkeys(names[name] for name in close))[:3]
+        message = f"No note {show(query)} in the vault."
+        if suggestions:
+            message = message[:-1] + "; did you mean " + ", ".join(show(s) for s in suggestions) + "?"
+        return message
+
+    # --- list and search ---------------------------------------------------------------
+
+    def list(self, folder: str = "", limit: int | None = 50) -> Listing:
+        """The notes directly in ``folder`` (newest first, at most ``limit``) and its subfolders."""
+        if limit is not None and limit < 0:
+            raise InvalidNote("The listing limit cannot be negative.")
+        directory = self.resolve(folder)
+        if not directory.is_dir():
+            raise NoteNotFound(f"No folder {show(folder)} in the vault.")
+        notes: list[tuple[dt.datetime, NoteSummary]] = []
+        folders: list[str] = []
+        for entry in directory.iterdir():
+            if entry.name.startswith(".") or not is_inside(self.root, entry.resolve()):
+                continue
+            if entry.is_dir():
+                folders.append(self._rel(entry))
+            elif entry.is_file() and entry.suffix.lower() == NOTE_SUFFIX:
+                notes.append(self._summary(entry))
+        notes.sort(key=lambda item: (item[0], item[1].path), reverse=True)
+        chosen = notes if limit is None else notes[:limit]
+        return Listing([summary for _, summary in chosen], sorted(folders))
+
+    def _summary(self, path: Path) -> tuple[dt.datetime, NoteSummary]:
+        front, _ = self._load(path)
+        updated = meta.as_datetime(front.get("updated"))
+        if updated is None:
+            updated = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+        title, tags = meta.title_of(front, path.stem), meta.clean_tags(front.get("tags"))
+        return updated, NoteSummary(self._rel(path), title, tags, meta.iso(updated))
+
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """Notes containing every word of ``query``, ranked by where the words appear."""
+        if not query.strip():
+            raise InvalidNote("Give some words to search for.")
+        if limit < 1:
+            raise InvalidNote("The search limit must be at least 1.")
+        return scan.search(self._documents(), query, limit)
+
+    def _documents(self) -> Iterator[scan.Document]:
+        for path in self._iter_notes():
+            front, body = self._load(path)
+            title, tags = meta.title_of(front, path.stem), meta.clean_tags(front.get("tags"))
+            yield scan.Document(self._rel(path), title, tags, body)
+
+    def _iter_notes(self) -> Iterator[Path]:
+        # Symlinked folders are not entered, so a link cannot lead the walk outside the vault.
+        for current, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [name for name in dirnames if not name.startswith(".")]
+            for name in filenames:
+                if name.startswith(".") or not name.lower().endswith(NOTE_SUFFIX):
+                    continue
+                path = Path(current, name)
+                if is_inside(self.root, path.resolve()):
+                    yield path
+
+
+def _names_by_casefold(directory: Path) -> dict[str, Path]:
+    if not directory.is_dir():
+        return {}
+    return {entry.name.casefold(): entry for entry in directory.iterdir()}
+
+
+def _signature(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
