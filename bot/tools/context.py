@@ -1,0 +1,27 @@
+"""What a tool knows about the run it serves. Built by the worker, never by the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ToolContext:
+    """The run's identity and where replies go.
+
+    ``recipient`` is injected here from the inbound message; the model cannot choose it.
+    ``sent`` counts replies queued in this run, which also numbers them: an outbound message is
+    keyed by (inbound message, sequence), so a re-run after a crash does not send it twice.
+    """
+
+    conversation: str
+    channel: str
+    recipient: str
+    run_id: str
+    inbound_id: str
+    sent: int = field(default=0)
+
+    def next_sequence(self) -> int:
+        """Number the next reply of this run (1, 2, …)."""
+        self.sent += 1
+        return self.sent

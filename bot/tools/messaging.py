@@ -1,0 +1,97 @@
+"""``send_message`` and ``log_interaction``: the tools that speak to the user and to the log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.bus import Bus, OutboundMessage, outbound_topic
+from bot.store import Store
+from bot.tools.context import ToolContext
+from bot.tools.schemas import LogInteractionInput, SendMessageInput
+
+
+async def queue_reply(bus: Bus, context: ToolContext, text: str, *, kind: str = "reply") -> bool:
+    """Put a reply in the durable outbox, keyed by (inbound message, sequence).
+
+    A re-run of the same inbound message numbers its replies the same way, so a reply that was
+    already queued before a crash is not queued again. Returns False for such a duplicate.
+    """
+    sequence = context.next_sequence()
+    message = OutboundMessage(
+        channel=context.channel,
+        conversation=context.conversation,
+        recipient=context.recipient,
+        text=text,
+        in_reply_to=context.inbound_id,
+        sequence=sequence,
+        kind=kind,
+    )
+    published = await bus.publish(
+        outbound_topic(context.channel),
+        message,
+        conversation=context.conversation,
+        dedupe_key=f"{context.inbound_id}:{sequence}",
+    )
+    return not published.duplicate
+
+
+async def queue_notice(bus: Bus, context: ToolContext, text: str, *, key: str) -> bool:
+    """Tell the user something once per inbound message and ``key`` (e.g. "model-unreachable")."""
+    message = OutboundMessage(
+        channel=context.channel,
+        conversation=context.conversation,
+        recipient=context.recipient,
+        text=text,
+        in_reply_to=context.inbound_id,
+        kind="notice",
+    )
+    published = await bus.publish(
+        outbound_topic(context.channel),
+        message,
+        conversation=context.conversation,
+        dedupe_key=f"{context.inbound_id}:{key}",
+    )
+    return not published.duplicate
+
+
+class SendMessage:
+    """Send the user a message; the recipient comes from the run, never from the model."""
+
+    name = "send_message"
+    description = (
+        "Send the user a message (Markdown). This is how you reply; the recipient is always the "
+        "person you are talking to."
+    )
+    input_model = SendMessageInput
+
+    def __init__(self, bus: Bus) -> None:
+        self._bus = bus
+
+    async def run(self, input: SendMessageInput, context: ToolContext) -> dict[str, Any]:
+        """Queue the message durably."""
+        await queue_reply(self._bus, context, input.text)
+        return {"success": True}
+
+
+class LogInteraction:
+    """Record the interaction in the log the user reviews with ``vaultbot log``."""
+
+    name = "log_interaction"
+    description = (
+        "Record a one- or two-sentence summary of what you did for the user in their interaction log, "
+        "with a category such as note, task, question or link. Call it once per message you handle."
+    )
+    input_model = LogInteractionInput
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def run(self, input: LogInteractionInput, context: ToolContext) -> dict[str, Any]:
+        """Store the entry and return its id."""
+        entry_id = await self._store.add_interaction(
+            conversation=context.conversation,
+            category=input.category,
+            summary=input.summary,
+            run_id=context.run_id,
+        )
+        return {"success": True, "id": entry_id}

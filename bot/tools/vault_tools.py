@@ -1,0 +1,140 @@
+"""The four vault tools: thin adapters from tool inputs to the ``vault`` library.
+
+The library is synchronous, so every call runs in a worker thread; its exceptions become
+``ToolError`` values with a type the model and the error tracker can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import vault
+from bot.tools.context import ToolContext
+from bot.tools.errors import ToolError
+from bot.tools.schemas import VaultListInput, VaultReadInput, VaultSearchInput, VaultWriteInput
+
+T = TypeVar("T")
+
+# Which vault failures a retry cannot fix; anything else from the disk may be passing.
+_ERROR_TYPES: dict[type[vault.VaultError], str] = {
+    vault.PathNotAllowed: "path_not_allowed",
+    vault.NoteNotFound: "not_found",
+    vault.NoteExists: "already_exists",
+    vault.NoteChanged: "changed_on_disk",
+    vault.InvalidNote: "invalid_input",
+}
+
+
+async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    try:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    except vault.VaultError as exc:
+        error_type = next((t for cls, t in _ERROR_TYPES.items() if isinstance(exc, cls)), "vault_error")
+        raise ToolError(str(exc), error_type=error_type) from exc
+    except OSError as exc:
+        raise ToolError(
+            f"The vault's disk refused the operation ({exc.strerror or type(exc).__name__}); try again later.",
+            error_type="storage_error",
+            retryable=True,
+        ) from exc
+
+
+class VaultWrite:
+    """Create, append to or replace a note."""
+
+    name = "vault_write"
+    description = (
+        "Save a Markdown note in the user's vault. mode=create (default) never overwrites: if the title "
+        "is taken by different content the note gets a unique name, and the result says so. "
+        "mode=append adds to the end of a note; mode=replace swaps its body and keeps the old version."
+    )
+    input_model = VaultWriteInput
+
+    def __init__(self, notes: vault.Vault) -> None:
+        self._vault = notes
+
+    async def run(self, input: VaultWriteInput, context: ToolContext) -> dict[str, Any]:
+        """Write the note and say where it went."""
+        written = await _in_thread(
+            self._vault.write,
+            input.folder,
+            input.title,
+            input.content,
+            tags=input.tags,
+            confidence=input.confidence,
+            mode=input.mode,
+            source=context.channel,
+        )
+        return {"success": True, **dataclasses.asdict(written)}
+
+
+class VaultRead:
+    """Read one note."""
+
+    name = "vault_read"
+    description = 'Read a note from the vault by its path (".md" optional) or its title.'
+    input_model = VaultReadInput
+
+    def __init__(self, notes: vault.Vault) -> None:
+        self._vault = notes
+
+    async def run(self, input: VaultReadInput, context: ToolContext) -> dict[str, Any]:
+        """Return the note's body and front matter."""
+        note = await _in_thread(self._vault.read, input.path)
+        return {
+            "success": True,
+            "path": note.path,
+            "title": note.title,
+            "content": note.content,
+            "frontmatter": _jsonable(note.frontmatter),
+        }
+
+
+class VaultList:
+    """List a folder."""
+
+    name = "vault_list"
+    description = 'List the notes (newest first) and subfolders of a vault folder; "" is the root.'
+    input_model = VaultListInput
+
+    def __init__(self, notes: vault.Vault) -> None:
+        self._vault = notes
+
+    async def run(self, input: VaultListInput, context: ToolContext) -> dict[str, Any]:
+        """Return the folder's notes and subfolders."""
+        listing = await _in_thread(self._vault.list, input.folder, input.limit)
+        return {
+            "success": True,
+            "notes": [dataclasses.asdict(n) for n in listing.notes],
+            "folders": listing.folders,
+        }
+
+
+class VaultSearch:
+    """Search the vault."""
+
+    name = "vault_search"
+    description = "Search the notes' titles, bodies and tags; returns the best matches with a snippet."
+    input_model = VaultSearchInput
+
+    def __init__(self, notes: vault.Vault) -> None:
+        self._vault = notes
+
+    async def run(self, input: VaultSearchInput, context: ToolContext) -> dict[str, Any]:
+        """Return ranked matches."""
+        hits = await _in_thread(self._vault.search, input.query, input.limit)
+        return {"success": True, "results": [dataclasses.asdict(h) for h in hits]}
+
+
+def _jsonable(value: Any) -> Any:
+    # Front matter written by people may hold dates and other YAML types JSON cannot carry.
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
