@@ -1,0 +1,69 @@
+"""Capture mode: with no API key, a fixed script stands in for the model.
+
+It goes through the same loop, tools, outbox and audit trail as the real model, so a captured
+message is as durable and as reviewable as an answered one, and the reply never says "saved"
+unless ``vault_write`` said so.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.runner.model import ModelReply
+
+TITLE_CHARS = 60
+ENABLE_HINT = "Capture mode is on: set ANTHROPIC_API_KEY to turn on the assistant (see the README)."
+
+
+class CaptureModel:
+    """A :class:`~bot.runner.model.ModelClient` that files each message as a note in the inbox."""
+
+    name = "capture"
+
+    def __init__(self, inbox: str) -> None:
+        self._inbox = inbox
+
+    async def complete(
+        self, *, system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> ModelReply:
+        """First call: write the note and log it. Second call: say where it went."""
+        last = messages[-1]["content"]
+        if isinstance(last, str):
+            return ModelReply(content=self._file(last), stop_reason="tool_use", model=self.name)
+        return ModelReply(content=[{"type": "text", "text": _outcome(last)}], stop_reason="end_turn", model=self.name)
+
+    def _file(self, text: str) -> list[dict[str, Any]]:
+        title = title_from(text)
+        return [
+            {
+                "type": "tool_use",
+                "id": "capture_write",
+                "name": "vault_write",
+                "input": {"folder": self._inbox, "title": title, "content": text, "tags": ["inbox"]},
+            },
+            {
+                "type": "tool_use",
+                "id": "capture_log",
+                "name": "log_interaction",
+                "input": {"summary": f"Captured to the inbox: {title}", "category": "capture"},
+            },
+        ]
+
+
+def title_from(text: str) -> str:
+    """A note title from a message: its first line, cut at a word boundary."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "") or "Untitled"
+    if len(first) <= TITLE_CHARS:
+        return first
+    cut = first[:TITLE_CHARS].rsplit(" ", 1)[0] or first[:TITLE_CHARS]
+    return cut.rstrip(" ,.;:") + "…"
+
+
+def _outcome(tool_results: list[dict[str, Any]]) -> str:
+    write = next(b for b in tool_results if b.get("tool_use_id") == "capture_write")
+    result = json.loads(write["content"])
+    if not result.get("success"):
+        return f"I could not save that: {result.get('error')}"
+    verb = "Already saved as" if result.get("unchanged") else "Saved to"
+    return f"{verb} {result['path']} in your vault.\n{ENABLE_HINT}"

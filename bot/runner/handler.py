@@ -1,0 +1,176 @@
+"""The inbound worker's handler: one inbound message → one run → replies, history, audit trail.
+
+Idempotent across crashes: replies are keyed by (inbound message, sequence) in the outbox, the
+turn is appended to history once per inbound message, and the finishing writes (reply, history,
+run record, ack) are one transaction, so a crash before it re-runs the message and a crash after
+it finds the message done.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from bot.bus import Bus, Delivery, Fatal, InboundMessage, Retry
+from bot.db import Database
+from bot.runner.errors import ModelRejected, ModelUnavailable
+from bot.runner.loop import Limits, RunResult, run_turn
+from bot.runner.model import ModelClient
+from bot.store import Store
+from bot.tools import Dispatcher, ToolContext, queue_notice, queue_reply
+
+log = logging.getLogger(__name__)
+
+UNREACHABLE = "I can't reach the model right now. Your message is safe; I'll answer as soon as it's back."
+APOLOGY = "Sorry, I could not handle your message after {attempts} attempts ({error}). It is kept in the log."
+
+
+class DeadLetter(Fatal):
+    """Retrying this message cannot help; the worker dead-letters it at once."""
+
+
+@dataclass
+class _Recorder:
+    """Writes a run's steps to the store (the loop's ``StepRecorder``)."""
+
+    store: Store
+    run_id: str
+
+    async def step(self, **fields: Any) -> None:
+        await self.store.add_step(self.run_id, **fields)
+
+
+class TurnHandler:
+    """Handles deliveries from the inbound topic."""
+
+    def __init__(
+        self,
+        *,
+        db: Database,
+        bus: Bus,
+        store: Store,
+        dispatcher: Dispatcher,
+        model: ModelClient,
+        system: str,
+        limits: Limits,
+        history_turns: int,
+        max_attempts: int,
+        mode: str,
+    ) -> None:
+        self._db = db
+        self._bus = bus
+        self._store = store
+        self._dispatcher = dispatcher
+        self._model = model
+        self._system = system
+        self._limits = limits
+        self._history_turns = history_turns
+        self._max_attempts = max_attempts
+        self._mode = mode
+
+    async def __call__(self, delivery: Delivery) -> None:
+        """Run the model on one inbound message and finish it atomically."""
+        message = delivery.parse(InboundMessage)
+        context = ToolContext(
+            conversation=message.conversation,
+            channel=message.channel,
+            recipient=message.reply_to,
+            run_id=uuid.uuid4().hex,
+            inbound_id=message.id,
+        )
+        started = time.perf_counter()
+        await self._store.start_run(
+            context.run_id,
+            conversation=message.conversation,
+            inbound_id=message.id,
+            model=self._model.name,
+            mode=self._mode,
+        )
+        history = await self._store.load_history(message.conversation, self._history_turns)
+        try:
+            result = await run_turn(
+                model=self._model,
+                dispatcher=self._dispatcher,
+                system=self._system,
+                history=history,
+                text=message.text,
+                context=context,
+                recorder=_Recorder(self._store, context.run_id),
+                limits=self._limits,
+            )
+        except ModelUnavailable as exc:
+            await self._unavailable(delivery, context, exc)
+        except ModelRejected as exc:
+            await self._rejected(context, exc)
+        else:
+            await self._finish(delivery, context, result)
+            log.info(
+                "← %s run=%s %s %.1fms tools=%s",
+                delivery.id,
+                context.run_id,
+                result.status,
+                (time.perf_counter() - started) * 1000,
+                ",".join(result.tools_called) or "-",
+            )
+
+    async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
+        async with self._db.transaction():
+            # A run that never called send_message still answers, with its final text.
+            if context.sent == 0 and result.final_text.strip():
+                await queue_reply(self._bus, context, result.final_text)
+            if result.reason:
+                await queue_notice(self._bus, context, f"I stopped here: {result.reason}.", key="stopped")
+            await self._store.append_turn(context.conversation, context.inbound_id, result.messages)
+            await self._store.finish_run(
+                context.run_id,
+                status=result.status,
+                reason=result.reason,
+                usage=result.usage.as_dict(),
+                tools_called=result.tools_called,
+                final_text=result.final_text,
+            )
+            await self._bus.ack(delivery.id)
+
+    async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> None:
+        last = delivery.attempts >= self._max_attempts
+        await self._store.finish_run(
+            context.run_id,
+            status="dead_lettered" if last else "failed",
+            reason=f"model unreachable: {exc}",
+            usage={},
+            tools_called=[],
+            final_text=None,
+        )
+        # Told once per message, on the first failure, not on every retry.
+        await queue_notice(self._bus, context, UNREACHABLE, key="model-unreachable")
+        raise Retry(delay=exc.retry_after)
+
+    async def _rejected(self, context: ToolContext, exc: ModelRejected) -> None:
+        await self._store.finish_run(
+            context.run_id, status="failed", reason=str(exc), usage={}, tools_called=[], final_text=None
+        )
+        await queue_notice(self._bus, context, f"I can't answer: {exc}", key="model-rejected")
+        raise DeadLetter(str(exc))
+
+    async def on_dead(self, delivery: Delivery, error: BaseException) -> None:
+        """After the last attempt: apologise once and make the loss visible in the log."""
+        message = delivery.parse(InboundMessage)
+        context = ToolContext(
+            conversation=message.conversation,
+            channel=message.channel,
+            recipient=message.reply_to,
+            run_id="",
+            inbound_id=message.id,
+        )
+        reason = str(error) or type(error).__name__
+        if not isinstance(error, DeadLetter):
+            await queue_notice(self._bus, context, APOLOGY.format(attempts=delivery.attempts, error=reason), key="dead")
+        await self._store.add_interaction(
+            conversation=message.conversation,
+            category="error",
+            summary=f"Message not handled after {delivery.attempts} attempt(s): {reason}",
+            run_id=None,
+        )

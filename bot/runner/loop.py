@@ -1,0 +1,150 @@
+"""The stateless model ↔ tools loop: everything it needs is passed in, everything it does is
+returned, recorded through the recorder, or published by the tools."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.runner.guards import CallGuard, truncate_middle
+from bot.runner.model import ModelClient, ModelReply, Usage
+from bot.tools import Dispatcher, ToolContext, failure
+
+log = logging.getLogger(__name__)
+
+
+class StepRecorder(Protocol):
+    """Where the loop writes its audit trail, one step per model call or tool call."""
+
+    async def step(
+        self,
+        *,
+        kind: str,
+        name: str,
+        input: Any,
+        output: Any,
+        is_error: bool,
+        duration_ms: float,
+        usage: dict[str, int] | None = None,
+    ) -> None:
+        """Record one step."""
+        ...
+
+
+@dataclass
+class RunResult:
+    """How a run ended. ``messages`` is the turn to append to the conversation's history."""
+
+    status: str  # "completed" or "stopped" (by a guard)
+    final_text: str
+    messages: list[dict[str, Any]]
+    tools_called: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    reason: str | None = None
+
+    @property
+    def success(self) -> bool:
+        """True when the model finished its turn on its own."""
+        return self.status == "completed"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run limits, from settings."""
+
+    max_tool_calls: int = 20
+
+
+async def run_turn(
+    *,
+    model: ModelClient,
+    dispatcher: Dispatcher,
+    system: str,
+    history: list[dict[str, Any]],
+    text: str,
+    context: ToolContext,
+    recorder: StepRecorder,
+    limits: Limits = Limits(),
+) -> RunResult:
+    """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
+
+    Model errors (``ModelUnavailable``, ``ModelRejected``) propagate to the caller, which owns
+    retries; tool failures never do.
+    """
+    system_blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+    tools = dispatcher.definitions()
+    turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
+    result = RunResult(status="completed", final_text="", messages=turn)
+    guard = CallGuard(limits.max_tool_calls)
+    while True:
+        reply = await _call_model(model, system_blocks, [*history, *turn], tools, recorder)
+        result.usage.add(reply.usage)
+        turn.append({"role": "assistant", "content": reply.content})
+        if reply.stop_reason != "tool_use" or not reply.tool_uses:
+            result.final_text = reply.text
+            return result
+        results: list[dict[str, Any]] = []
+        for call in reply.tool_uses:
+            stop = result.reason or guard.admit(call["name"], call.get("input"))
+            if stop:
+                result.status, result.reason = "stopped", stop
+                outcome = failure(f"Not run: {stop}.", "guard_stopped")
+                results.append(_tool_result(call["id"], outcome, is_error=True))
+                continue
+            result.tools_called.append(call["name"])
+            results.append(await _call_tool(dispatcher, call, context, recorder))
+        turn.append({"role": "user", "content": results})
+        if result.reason:
+            log.warning("! run %s stopped: %s", context.run_id, result.reason)
+            return result
+
+
+async def _call_model(
+    model: ModelClient,
+    system: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    recorder: StepRecorder,
+) -> ModelReply:
+    started = time.perf_counter()
+    reply = await model.complete(system=system, messages=messages, tools=tools)
+    await recorder.step(
+        kind="model",
+        name=reply.model or model.name,
+        # The whole conversation would make the trail quadratic; the new message is what changed.
+        input={"messages": len(messages), "last": messages[-1]},
+        output={"stop_reason": reply.stop_reason, "content": reply.content},
+        is_error=False,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        usage=reply.usage.as_dict(),
+    )
+    return reply
+
+
+async def _call_tool(
+    dispatcher: Dispatcher, call: dict[str, Any], context: ToolContext, recorder: StepRecorder
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    outcome = await dispatcher.call(call["name"], call.get("input"), context)
+    duration_ms = (time.perf_counter() - started) * 1000
+    await recorder.step(
+        kind="tool",
+        name=call["name"],
+        input=call.get("input"),
+        output=outcome.result,
+        is_error=outcome.is_error,
+        duration_ms=duration_ms,
+    )
+    log.debug("tool %s %.1fms error=%s run=%s", call["name"], duration_ms, outcome.is_error, context.run_id)
+    return _tool_result(call["id"], outcome.result, is_error=outcome.is_error)
+
+
+def _tool_result(tool_use_id: str, result: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
+    content = truncate_middle(json.dumps(result, ensure_ascii=False))
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block

@@ -1,0 +1,100 @@
+"""The model ↔ tools loop with a scripted model and the real tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from bot.app import App
+from bot.runner import Limits, run_turn
+from bot.runner.guards import truncate_middle
+from bot.tools import ToolContext, build_dispatcher
+from tests.fakes.scripted_model import ScriptedModel, call, say
+
+
+class Steps:
+    """Collects the steps the loop records."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+
+    async def step(self, **fields: Any) -> None:
+        self.steps.append(fields)
+
+
+@pytest.fixture
+async def app(make_app: Callable[..., Awaitable[App]]) -> App:
+    return await make_app()
+
+
+async def turn(app: App, model: ScriptedModel, text: str = "hi", limits: Limits | None = None) -> tuple[Any, Steps]:
+    steps = Steps()
+    context = ToolContext(conversation="c", channel="terminal", recipient="ann", run_id="r", inbound_id="in-1")
+    result = await run_turn(
+        model=model,
+        dispatcher=build_dispatcher(app.notes, app.bus, app.store),
+        system="be useful",
+        history=[],
+        text=text,
+        context=context,
+        recorder=steps,
+        limits=limits or Limits(),
+    )
+    return result, steps
+
+
+async def test_several_tool_calls_in_one_response_all_run_and_the_model_sees_every_result(app: App) -> None:
+    model = ScriptedModel()
+    model.enqueue(
+        call(
+            ("vault_write", {"folder": "Inbox", "title": "Milk", "content": "oat"}),
+            ("vault_read", {"path": "../../etc/passwd"}),
+            ("no_such_tool", {}),
+        ),
+        say("Saved it."),
+    )
+    result, steps = await turn(app, model)
+    assert result.success and result.final_text == "Saved it."
+    assert result.tools_called == ["vault_write", "vault_read", "no_such_tool"]
+    results = model.calls[1][-1]["content"]
+    assert [b["type"] for b in results] == ["tool_result"] * 3
+    assert [b.get("is_error", False) for b in results] == [False, True, True]
+    assert json.loads(results[1]["content"])["error_type"] == "path_not_allowed"
+    assert [(s["kind"], s["name"]) for s in steps.steps] == [
+        ("model", "scripted"),
+        ("tool", "vault_write"),
+        ("tool", "vault_read"),
+        ("tool", "no_such_tool"),
+        ("model", "scripted"),
+    ]
+    assert result.usage.input_tokens == 20
+    assert (app.notes.root / "Inbox" / "Milk.md").exists()
+
+
+async def test_the_tool_call_cap_stops_a_runaway_run_with_a_reason(app: App) -> None:
+    model = ScriptedModel(lambda messages: call(("vault_list", {"folder": "", "limit": len(messages)})))
+    result, _ = await turn(app, model, limits=Limits(max_tool_calls=4))
+    assert result.status == "stopped"
+    assert "limit of 4 tool calls" in (result.reason or "")
+    assert len(result.tools_called) == 4
+
+
+async def test_the_same_call_three_times_stops_the_run(app: App) -> None:
+    model = ScriptedModel(lambda messages: call(("vault_search", {"limit": 5, "query": "milk"})))
+    result, _ = await turn(app, model)
+    assert result.status == "stopped"
+    assert "same input 3 times" in (result.reason or "")
+    assert result.tools_called == ["vault_search", "vault_search"]
+
+
+def test_long_results_keep_their_first_and_last_500_words() -> None:
+    at_limit = " ".join(f"w{i}" for i in range(1000))
+    assert truncate_middle(at_limit) == at_limit
+    long = " ".join(f"w{i}" for i in range(1500))
+    cut = truncate_middle(long)
+    assert cut.startswith("w0 w1 ") and cut.endswith(" w1498 w1499")
+    assert "[500 words omitted]" in cut
+    assert len(cut.split(" ")) == 1000 + 3

@@ -1,0 +1,156 @@
+"""Whole turns: an inbound message on the bus → the runner worker → replies, history, audit trail.
+
+The model is the real ``anthropic`` SDK talking HTTP to a fake Messages API on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from bot.app import App
+from bot.bus import INBOUND, InboundMessage, Sender
+from bot.runner.handler import UNREACHABLE
+from tests.fakes import anthropic_server as api
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import outbox, run_inbox
+
+AppFactory = Callable[..., Awaitable[App]]
+
+
+@pytest.fixture
+async def app(make_app: AppFactory, fake_anthropic: FakeAnthropic) -> App:
+    return await make_app(
+        anthropic_api_key="sk-ant-test-secret",
+        anthropic_base_url=fake_anthropic.base_url,
+        model={"name": "claude-test", "sdk_max_retries": 0},
+    )
+
+
+async def send(app: App, text: str, conversation: str = "terminal:ann") -> InboundMessage:
+    message = InboundMessage(channel="terminal", conversation=conversation, sender=Sender(id="ann"), text=text)
+    await app.bus.publish(INBOUND, message, conversation=conversation)
+    return message
+
+
+async def test_a_message_runs_the_tool_loop_files_a_note_and_replies(app: App, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(
+        api.tool_use(
+            (
+                "vault_write",
+                {"folder": "Tasks", "title": "Buy oat milk", "content": "- [ ] oat milk", "tags": ["shopping"]},
+            ),
+            ("log_interaction", {"summary": "Filed a shopping task", "category": "task"}),
+        ),
+        api.tool_use(("send_message", {"text": "Filed under Tasks/Buy oat milk.md", "chat_id": 42})),
+        api.text(
+            "Done.",
+            usage={
+                "input_tokens": 7,
+                "output_tokens": 2,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 900,
+            },
+        ),
+    )
+    await send(app, "remember to buy oat milk")
+    await run_inbox(app)
+
+    note = (app.notes.root / "Tasks" / "Buy oat milk.md").read_text()
+    assert "title: Buy oat milk" in note and "- shopping" in note and "- [ ] oat milk" in note
+    # send_message was called, so the final text is not sent again.
+    assert [(m.text, m.recipient) for m in await outbox(app)] == [("Filed under Tasks/Buy oat milk.md", "ann")]
+    [entry] = await app.store.list_interactions()
+    assert entry["summary"] == "Filed a shopping task" and entry["category"] == "task"
+    [run] = await app.store.list_runs()
+    assert run["status"] == "completed" and entry["run_id"] == run["id"]
+    assert run["tools_called"] == ["vault_write", "log_interaction", "send_message"]
+    assert run["usage"]["cache_read_input_tokens"] == 900
+    detail = await app.store.get_run(run["id"])
+    assert detail is not None
+    assert [s["kind"] for s in detail["steps"]] == ["model", "tool", "tool", "model", "tool", "model"]
+
+    first = fake_anthropic.requests[0]
+    assert first.headers["authorization"] == "Bearer sk-ant-test-secret" or first.headers.get("x-api-key")
+    assert first.body["model"] == "claude-test"
+    assert first.body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert first.body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    # The tool results of both calls went back to the model in one user message.
+    results = fake_anthropic.requests[1].body["messages"][-1]["content"]
+    assert [json.loads(r["content"])["success"] for r in results] == [True, True]
+
+
+async def test_a_run_that_never_calls_send_message_still_answers_with_its_text(
+    app: App, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.enqueue(api.text("Oat milk is on your list."))
+    await send(app, "what's on my list?")
+    await run_inbox(app)
+    assert [m.text for m in await outbox(app)] == ["Oat milk is on your list."]
+
+
+async def test_history_carries_earlier_turns_of_the_same_conversation_only(
+    app: App, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.enqueue(api.text("first answer"), api.text("other answer"), api.text("second answer"))
+    await send(app, "first question")
+    await send(app, "elsewhere", conversation="terminal:bob")
+    await run_inbox(app)
+    await send(app, "second question")
+    await run_inbox(app)
+    last = fake_anthropic.requests[-1].body["messages"]
+    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in last]
+    assert texts == ["first question", "first answer", "second question"]
+
+
+async def test_a_500_then_success_is_answered_once(app: App, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(api.status(500), api.text("Here you go."))
+    await send(app, "hello")
+    await run_inbox(app)
+    replies = [m for m in await outbox(app) if m.kind == "reply"]
+    assert [m.text for m in replies] == ["Here you go."]
+    assert [r["status"] for r in await app.store.list_runs()] == ["completed", "failed"]
+
+
+@pytest.mark.parametrize("failure", [api.status(500), api.status(529, "overloaded_error"), api.garbage()])
+async def test_a_model_that_never_answers_is_told_once_dead_lettered_and_logged(
+    app: App, fake_anthropic: FakeAnthropic, failure: api.Canned
+) -> None:
+    fake_anthropic.handler = lambda body: failure
+    message = await send(app, "hello?")
+    await run_inbox(app)
+
+    texts = [m.text for m in await outbox(app)]
+    assert texts.count(UNREACHABLE) == 1
+    assert len(texts) == 2 and "Sorry, I could not handle your message after 3 attempts" in texts[1]
+    [dead] = await app.bus.dead_letters(INBOUND)
+    assert InboundMessage.model_validate_json(dead["payload"]).id == message.id  # nothing lost
+    [entry] = await app.store.list_interactions()
+    assert entry["category"] == "error" and "3 attempt" in entry["summary"]
+    statuses = [r["status"] for r in await app.store.list_runs()]
+    assert statuses == ["dead_lettered", "failed", "failed"]
+
+
+async def test_a_refused_key_is_not_retried_and_the_user_is_told_what_to_fix(
+    app: App, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.handler = lambda body: api.status(401, "authentication_error")
+    await send(app, "hello?")
+    await run_inbox(app)
+    assert len(fake_anthropic.requests) == 1
+    [notice] = await outbox(app)
+    assert "ANTHROPIC_API_KEY" in notice.text and "sk-ant-test-secret" not in notice.text
+    assert await app.bus.counts(INBOUND) == {"dead": 1}
+    [run] = await app.store.list_runs()
+    assert run["status"] == "failed" and "key was refused" in run["reason"]
+
+
+async def test_the_api_key_never_reaches_the_audit_trail(app: App, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(api.status(500), api.text("ok"))
+    await send(app, "hi")
+    await run_inbox(app)
+    rows = [*await app.db.fetchall("SELECT * FROM runs"), *await app.db.fetchall("SELECT * FROM steps")]
+    dump = json.dumps([dict(r) for r in rows], default=str)
+    assert "sk-ant-test-secret" not in dump
