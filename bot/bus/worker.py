@@ -85,7 +85,9 @@ class Worker:
                 self._wake.clear()
                 published.clear()
                 free = self.concurrency - len(self._tasks)
-                claimed = await self.bus.claim(self.topic, owner=self.owner, lease=self.lease, limit=free) if free else []
+                claimed = (
+                    await self.bus.claim(self.topic, owner=self.owner, lease=self.lease, limit=free) if free else []
+                )
                 for delivery in claimed:
                     task = asyncio.create_task(self._handle(delivery), name=f"{self.topic}#{delivery.id}")
                     self._tasks.add(task)
@@ -121,7 +123,9 @@ class Worker:
         if delivery.attempts > self.max_attempts:
             # Claimed more often than allowed without ever being settled: every worker that took
             # it died. Running it again would likely kill this one too.
-            await self._dead(delivery, LeaseExpired(f"its worker stopped {delivery.attempts - 1} times while handling it"))
+            await self._dead(
+                delivery, LeaseExpired(f"its worker stopped {delivery.attempts - 1} times while handling it")
+            )
             return
         heartbeat = asyncio.create_task(self._heartbeat(delivery.id))
         try:
@@ -153,7 +157,9 @@ class Worker:
         await self.bus.nack(delivery.id, delay=delay, error=_describe(error))
 
     async def _dead(self, delivery: Delivery, error: BaseException) -> None:
-        log.warning("dead-lettering %s#%s after %s attempt(s): %s", self.topic, delivery.id, delivery.attempts, _describe(error))
+        log.warning(
+            "dead-lettering %s#%s after %s attempt(s): %s", self.topic, delivery.id, delivery.attempts, _describe(error)
+        )
         if self.on_dead is not None:
             try:
                 await self.on_dead(delivery, error)

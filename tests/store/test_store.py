@@ -36,19 +36,37 @@ async def test_history_keeps_the_last_turns_in_order_and_each_turn_once(store: S
 async def test_a_run_records_its_steps_usage_and_outcome(store: Store) -> None:
     await store.start_run("r1", conversation="c", inbound_id="in-1", model="claude", mode="assistant")
     await store.add_step(
-        "r1", kind="model", name="claude", input={"last": "hi"}, output={"stop_reason": "tool_use"},
-        is_error=False, duration_ms=1.5, usage={"input_tokens": 10, "output_tokens": 3},
+        "r1",
+        kind="model",
+        name="claude",
+        input={"last": "hi"},
+        output={"stop_reason": "tool_use"},
+        is_error=False,
+        duration_ms=1.5,
+        usage={"input_tokens": 10, "output_tokens": 3},
     )
     await store.add_step(
-        "r1", kind="tool", name="vault_read", input={"path": "../x"}, output={"success": False},
-        is_error=True, duration_ms=0.2,
+        "r1",
+        kind="tool",
+        name="vault_read",
+        input={"path": "../x"},
+        output={"success": False},
+        is_error=True,
+        duration_ms=0.2,
     )
     await store.finish_run(
-        "r1", status="completed", reason=None, usage={"input_tokens": 10}, tools_called=["vault_read"], final_text="done"
+        "r1",
+        status="completed",
+        reason=None,
+        usage={"input_tokens": 10},
+        tools_called=["vault_read"],
+        final_text="done",
     )
     run = await store.get_run("r1")
     assert run is not None
-    assert run["status"] == "completed" and run["tools_called"] == ["vault_read"] and run["usage"] == {"input_tokens": 10}
+    assert (
+        run["status"] == "completed" and run["tools_called"] == ["vault_read"] and run["usage"] == {"input_tokens": 10}
+    )
     assert run["duration_ms"] >= 0
     assert [(s["index"], s["kind"], s["name"], s["is_error"]) for s in run["steps"]] == [
         (0, "model", "claude", False),

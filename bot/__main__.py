@@ -1,0 +1,5 @@
+"""``python -m bot`` is ``vaultbot``."""
+
+from bot.cli import main
+
+main()

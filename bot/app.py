@@ -1,0 +1,89 @@
+"""Wiring: one place that builds the database, bus, store, vault, model and handler from settings."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from bot.bus import INBOUND, Bus, Worker
+from bot.db import Database
+from bot.runner import AnthropicModel, CaptureModel, Limits, ModelClient, TurnHandler, load_system_prompt
+from bot.settings import Settings
+from bot.store import Store
+from bot.tools import build_dispatcher
+from vault import Vault
+
+
+@dataclass
+class App:
+    """The parts a command runs on. Open with :meth:`open`, always :meth:`close`."""
+
+    settings: Settings
+    db: Database
+    bus: Bus
+    store: Store
+    notes: Vault
+    model: ModelClient
+    handler: TurnHandler
+
+    @classmethod
+    async def open(cls, settings: Settings, *, model: ModelClient | None = None) -> App:
+        """Open the store and vault and build the runner. ``model`` replaces the configured one."""
+        db = await Database.open(settings.store.path)
+        try:
+            bus, store = Bus(db), Store(db)
+            notes = await asyncio.to_thread(Vault, settings.vault.path)
+            model = model or build_model(settings)
+            system = await asyncio.to_thread(load_system_prompt, settings.model.system_prompt)
+        except BaseException:
+            await db.close()
+            raise
+        handler = TurnHandler(
+            db=db,
+            bus=bus,
+            store=store,
+            dispatcher=build_dispatcher(notes, bus, store),
+            model=model,
+            system=system,
+            limits=Limits(max_tool_calls=settings.model.max_tool_calls),
+            history_turns=settings.model.history_turns,
+            max_attempts=settings.bus.max_attempts,
+            mode="capture" if isinstance(model, CaptureModel) else "assistant",
+        )
+        return cls(settings, db, bus, store, notes, model, handler)
+
+    def runner_worker(self) -> Worker:
+        """The worker that runs the model on inbound messages."""
+        return Worker(
+            self.bus,
+            INBOUND,
+            self.handler,
+            concurrency=self.settings.bus.concurrency,
+            lease=self.settings.bus.lease_seconds,
+            max_attempts=self.settings.bus.max_attempts,
+            backoff=self.settings.bus.backoff_seconds,
+            backoff_max=self.settings.bus.backoff_max_seconds,
+            on_dead=self.handler.on_dead,
+            name="runner",
+        )
+
+    async def close(self) -> None:
+        """Release the model's connections and the database."""
+        close = getattr(self.model, "close", None)
+        if close is not None:
+            await close()
+        await self.db.close()
+
+
+def build_model(settings: Settings) -> ModelClient:
+    """Claude when an API key is set, else capture mode."""
+    if settings.anthropic_api_key is None:
+        return CaptureModel(settings.vault.inbox)
+    return AnthropicModel(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        base_url=settings.anthropic_base_url,
+        model=settings.model.name,
+        max_tokens=settings.model.max_tokens,
+        max_retries=settings.model.sdk_max_retries,
+        timeout=settings.model.timeout,
+    )

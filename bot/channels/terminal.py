@@ -1,0 +1,84 @@
+"""The terminal channel: typed (or piped) lines in, replies printed.
+
+Like every channel it only talks to the bus: lines are published as inbound messages, and an
+outbound worker prints what the runner queued for this conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import sys
+from collections.abc import AsyncIterator
+from typing import TextIO
+
+from bot.bus import INBOUND, Bus, Delivery, InboundMessage, OutboundMessage, Sender, Worker, outbound_topic
+
+CHANNEL = "terminal"
+# How often the session re-checks whether a turn is finished when nothing changed in-process.
+_SETTLE_POLL = 1.0
+
+
+class TerminalChannel:
+    """One person at one terminal."""
+
+    def __init__(self, bus: Bus, out: TextIO, *, user: str | None = None) -> None:
+        self._bus = bus
+        self._out = out
+        self.user = user or _whoami()
+        self.conversation = f"{CHANNEL}:{self.user}"
+
+    async def submit(self, text: str) -> int:
+        """Publish one line as an inbound message; returns its bus id."""
+        message = InboundMessage(
+            channel=CHANNEL,
+            conversation=self.conversation,
+            sender=Sender(id=self.user, name=self.user),
+            text=text,
+        )
+        published = await self._bus.publish(INBOUND, message, conversation=self.conversation)
+        return published.id
+
+    async def deliver(self, delivery: Delivery) -> None:
+        """Print one outbound message. Idempotent enough for a terminal: at most a reprint."""
+        message = delivery.parse(OutboundMessage)
+        prefix = "vaultbot> " if message.kind == "reply" else "vaultbot (notice)> "
+        self._out.write(prefix + message.text.replace("\n", "\n          ") + "\n")
+        self._out.flush()
+
+    def sender(self) -> Worker:
+        """The outbound worker that prints this channel's replies in order."""
+        return Worker(self._bus, outbound_topic(CHANNEL), self.deliver, concurrency=1, name="terminal")
+
+    async def settled(self, inbound_id: int) -> None:
+        """Return once the inbound message is finished and every reply to it is printed."""
+        topic = outbound_topic(CHANNEL)
+        with self._bus.listen() as changed:
+            while True:
+                changed.clear()
+                status = await self._bus.status(inbound_id)
+                if status in ("done", "dead") and not await self._bus.unfinished(topic, self.conversation):
+                    return
+                # Woken by any change in this process; the timeout covers a worker in another one.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), _SETTLE_POLL)
+
+
+async def read_lines(stream: TextIO, prompt: str | None) -> AsyncIterator[str]:
+    """Lines from ``stream`` without blocking the event loop; shows ``prompt`` at a terminal."""
+    while True:
+        if prompt:
+            sys.stderr.write(prompt)
+            sys.stderr.flush()
+        line = await asyncio.to_thread(stream.readline)
+        if not line:
+            return
+        yield line.rstrip("\n")
+
+
+def _whoami() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "me"

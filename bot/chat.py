@@ -1,0 +1,27 @@
+"""``vaultbot chat``: the terminal channel, the runner and the printer in one process."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TextIO
+
+from bot.app import App
+from bot.channels import TerminalChannel, read_lines
+
+GRACE_SECONDS = 10.0
+
+
+async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> None:
+    """Handle each line in order, printing every reply before reading the next line."""
+    channel = TerminalChannel(app.bus, out)
+    runner, printer = app.runner_worker(), channel.sender()
+    async with asyncio.TaskGroup() as tasks:
+        tasks.create_task(runner.run())
+        tasks.create_task(printer.run())
+        try:
+            async for line in read_lines(stream, "you> " if interactive else None):
+                if line.strip():
+                    await channel.settled(await channel.submit(line))
+        finally:
+            await runner.stop(GRACE_SECONDS)
+            await printer.stop(GRACE_SECONDS)

@@ -1,0 +1,185 @@
+"""The ``vaultbot`` command: a thin face that loads settings, opens the app and prints."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+
+from bot import review
+from bot.settings import Settings, SettingsError, load_settings
+
+T = TypeVar("T")
+
+
+def _settings(ctx: click.Context) -> Settings:
+    settings: Settings = ctx.obj
+    return settings
+
+
+def _run(coro: Awaitable[T]) -> T:
+    try:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log what happens to standard error.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
+    """vaultbot: a personal assistant that keeps your notes in a Markdown vault."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # URLs carry the Telegram token; never log them.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    try:
+        ctx.obj = load_settings()
+    except SettingsError as exc:
+        click.echo(f"vaultbot: {exc}", err=True)
+        ctx.exit(2)
+
+
+@cli.command()
+@click.pass_context
+def chat(ctx: click.Context) -> None:
+    """Talk to vaultbot in this terminal (or pipe lines in)."""
+    from bot.app import App
+    from bot.chat import chat as run_chat
+
+    settings = _settings(ctx)
+    interactive = sys.stdin.isatty()
+    if settings.capture_mode and interactive:
+        click.echo(
+            f"Capture mode (no ANTHROPIC_API_KEY): messages are filed in {settings.vault.path / settings.vault.inbox}. "
+            "Ctrl-D to quit.",
+            err=True,
+        )
+
+    async def main() -> None:
+        app = await App.open(settings)
+        try:
+            await run_chat(app, sys.stdin, sys.stdout, interactive=interactive)
+        finally:
+            await app.close()
+
+    _run(main())
+
+
+@cli.command("run")
+@click.pass_context
+def run_command(ctx: click.Context) -> None:
+    """Serve every configured channel with the workers, until SIGINT or SIGTERM."""
+    from bot.app import App
+    from bot.serve import serve, stop_on_signals
+
+    settings = _settings(ctx)
+    if settings.telegram.token is None:
+        click.echo(
+            "vaultbot: no channel is configured (set VAULTBOT_TELEGRAM__TOKEN); "
+            "serving the message bus only. Use `vaultbot chat` to talk in this terminal.",
+            err=True,
+        )
+
+    async def main() -> None:
+        app = await App.open(settings)
+        try:
+            await serve(app, stop_on_signals())
+        finally:
+            await app.close()
+
+    _run(main())
+
+
+def _since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return review.parse_since(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since") from None
+
+
+@cli.command("log")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--since", help="Only entries since then: an ISO 8601 date or time, or an age such as 2h or 7d.")
+@click.pass_context
+def log_command(ctx: click.Context, as_json: bool, limit: int, since: str | None) -> None:
+    """Show the interaction log, newest first."""
+    entries = _run(_with_store(ctx, lambda store: store.list_interactions(limit=limit, since=_since(since))))
+    _print(entries, as_json, review.interactions_table)
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--since", help="Only runs since then: an ISO 8601 date or time, or an age such as 2h or 7d.")
+@click.pass_context
+def runs(ctx: click.Context, as_json: bool, limit: int, since: str | None) -> None:
+    """Show runs (the audit trail), newest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    found = _run(_with_store(ctx, lambda store: store.list_runs(limit=limit, since=_since(since))))
+    _print(found, as_json, review.runs_table)
+
+
+@runs.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with its steps.")
+@click.pass_context
+def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
+    """Show one run with every step."""
+    run = _run(_with_store(ctx, lambda store: store.get_run(run_id)))
+    if run is None:
+        click.echo(f"vaultbot: no run with id {run_id!r} (see `vaultbot runs`).", err=True)
+        ctx.exit(1)
+    if as_json:
+        click.echo(json.dumps(run, indent=2, ensure_ascii=False, default=str))
+    else:
+        click.echo(review.run_detail(run))
+
+
+@cli.command()
+@click.pass_context
+def doctor(ctx: click.Context) -> None:
+    """Check the configuration and say what works and what does not."""
+    from bot.doctor import diagnose
+
+    checks = _run(diagnose(_settings(ctx)))
+    for check in checks:
+        click.echo(f"{'ok ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+    ctx.exit(0 if all(c.ok for c in checks) else 1)
+
+
+async def _with_store(ctx: click.Context, use: Callable[[Any], Awaitable[T]]) -> T:
+    from bot.db import Database
+    from bot.store import Store
+
+    db = await Database.open(_settings(ctx).store.path)
+    try:
+        return await use(Store(db))
+    finally:
+        await db.close()
+
+
+def _print(rows: list[dict[str, Any]], as_json: bool, table: Callable[[list[dict[str, Any]]], str]) -> None:
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+    else:
+        click.echo(table(rows))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="vaultbot")

@@ -1,0 +1,81 @@
+"""``vaultbot doctor``: what is configured, and whether each part works."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.settings import Settings, config_file
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+async def diagnose(settings: Settings) -> list[Check]:
+    """Run every check; none of them changes anything but a scratch file."""
+    source = config_file()
+    checks = [
+        Check("config file", True, f"{source} ({'read' if source.is_file() else 'absent; defaults and environment'})"),
+        Check("settings", True, _in_force(settings)),
+        await asyncio.to_thread(_writable, "vault", settings.vault.path),
+        await _database(settings.store.path),
+        Check(
+            "model",
+            True,
+            "capture mode: no ANTHROPIC_API_KEY, messages are filed in the inbox"
+            if settings.capture_mode
+            else f"{settings.model.name} via {settings.anthropic_base_url or 'the Anthropic API'} (key present)",
+        ),
+        _telegram(settings),
+    ]
+    return checks
+
+
+def _in_force(settings: Settings) -> str:
+    model, bus = settings.model, settings.bus
+    return (
+        f"model {model.name}, max {model.max_tool_calls} tool calls per run, {model.history_turns} turns of history; "
+        f"{bus.max_attempts} attempts per message, {bus.concurrency} conversations at once"
+    )
+
+
+def _writable(name: str, folder: Path) -> Check:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".vaultbot-doctor-"):
+            pass
+    except OSError as exc:
+        return Check(name, False, f"{folder} is not writable ({exc.strerror})")
+    return Check(name, True, f"{folder.resolve()} is writable")
+
+
+async def _database(path: Path) -> Check:
+    from bot.db import Database
+
+    try:
+        db = await Database.open(path)
+        await db.close()
+    except Exception as exc:  # any failure to open is the finding itself
+        return Check("database", False, f"{path} cannot be opened ({type(exc).__name__}: {exc})")
+    return Check("database", True, f"{path.resolve()} opens and is migrated")
+
+
+def _telegram(settings: Settings) -> Check:
+    tg = settings.telegram
+    if tg.token is None:
+        return Check("telegram", True, "not configured (set VAULTBOT_TELEGRAM__TOKEN to enable)")
+    if not tg.allowed_users:
+        return Check(
+            "telegram", False, "token set but VAULTBOT_TELEGRAM__ALLOWED_USERS is empty: nobody would be served"
+        )
+    users = ", ".join(str(u) for u in tg.allowed_users)
+    groups = "groups on" if tg.allow_groups else "groups off"
+    return Check("telegram", True, f"token set; serving user ids {users}; {groups}; API {tg.base_url}")

@@ -1,0 +1,101 @@
+"""How the interaction log and the runs read to a person at a terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tabulate import tabulate
+
+_AGE = re.compile(r"^(\d+)\s*([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(value: str) -> datetime:
+    """An ISO 8601 date or time (UTC if no zone), or an age such as ``30m``, ``2h``, ``7d``."""
+    value = value.strip()
+    age = _AGE.match(value)
+    if age:
+        return datetime.now(UTC) - timedelta(**{_UNITS[age.group(2)]: int(age.group(1))})
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is neither an ISO 8601 date/time nor an age like 2h or 7d") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _when(iso: str | None) -> str:
+    if not iso:
+        return "-"
+    return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _cut(text: str | None, width: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def interactions_table(rows: list[dict[str, Any]]) -> str:
+    """The interaction log as a table."""
+    if not rows:
+        return "No interactions logged yet."
+    return tabulate(
+        [[r["id"], _when(r["created_at"]), r["conversation"], r["category"], _cut(r["summary"], 70)] for r in rows],
+        headers=["id", "when", "conversation", "category", "summary"],
+    )
+
+
+def _tokens(usage: dict[str, Any] | None) -> str:
+    usage = usage or {}
+    return f"{usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}"
+
+
+def runs_table(rows: list[dict[str, Any]]) -> str:
+    """Runs as a table."""
+    if not rows:
+        return "No runs yet."
+    return tabulate(
+        [
+            [
+                r["id"],
+                _when(r["started_at"]),
+                r["conversation"],
+                r["status"],
+                _tokens(r.get("usage")),
+                ",".join(r.get("tools_called") or []) or "-",
+                _cut(r.get("reason"), 40),
+            ]
+            for r in rows
+        ],
+        headers=["id", "started", "conversation", "status", "tokens in/out", "tools", "reason"],
+    )
+
+
+def run_detail(run: dict[str, Any]) -> str:
+    """One run and its steps."""
+    usage = run.get("usage") or {}
+    head = [
+        f"run {run['id']}  {run['status']}" + (f" ({run['reason']})" if run.get("reason") else ""),
+        f"conversation {run['conversation']}  model {run.get('model', '-')}  started {_when(run['started_at'])}",
+        "tokens: "
+        + ", ".join(f"{k.replace('_input_tokens', '').replace('_tokens', '')} {v}" for k, v in usage.items()),
+        "",
+    ]
+    steps = tabulate(
+        [
+            [
+                s["index"],
+                s["kind"],
+                s["name"],
+                "error" if s["is_error"] else "ok",
+                f"{s['duration_ms']:.1f}",
+                _cut(json.dumps(s["input"], ensure_ascii=False, default=str), 50),
+                _cut(json.dumps(s["output"], ensure_ascii=False, default=str), 60),
+            ]
+            for s in run.get("steps", [])
+        ],
+        headers=["#", "kind", "name", "result", "ms", "input", "output"],
+    )
+    return "\n".join(head) + steps

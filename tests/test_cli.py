@@ -1,0 +1,114 @@
+"""The `vaultbot` command as a user runs it: a real subprocess, a real vault folder and database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import anthropic_server as api
+from tests.fakes.anthropic_server import FakeAnthropic
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def vaultbot(
+    tmp_path: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m bot`` in tmp_path with a clean environment (no key unless given)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VAULTBOT_", "ANTHROPIC_"))}
+    full_env = {**clean, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=full_env,
+        timeout=60,
+    )
+
+
+def test_piped_chat_without_a_key_files_the_note_and_says_where(tmp_path: Path) -> None:
+    done = vaultbot(tmp_path, "chat", stdin="remember to buy oat milk\nand call mum\n")
+    assert done.returncode == 0, done.stderr
+    note = tmp_path / "data" / "vault" / "Inbox" / "remember to buy oat milk.md"
+    assert note.exists()
+    assert "remember to buy oat milk" in note.read_text() and note.read_text().startswith("---\n")
+    lines = done.stdout.splitlines()
+    assert lines[0] == "vaultbot> Saved to Inbox/remember to buy oat milk.md in your vault."
+    assert "ANTHROPIC_API_KEY" in lines[1]
+    assert "Saved to Inbox/and call mum.md" in done.stdout
+    assert done.stderr == ""
+
+    logged = vaultbot(tmp_path, "log", "--json")
+    assert logged.returncode == 0, logged.stderr
+    entries = json.loads(logged.stdout)
+    assert [e["summary"] for e in entries] == [
+        "Captured to the inbox: and call mum",
+        "Captured to the inbox: remember to buy oat milk",
+    ]
+    assert {"id", "created_at", "conversation", "category", "summary", "run_id"} <= set(entries[0])
+
+    table = vaultbot(tmp_path, "log")
+    assert "remember to buy oat milk" in table.stdout and "summary" in table.stdout
+
+
+def test_the_same_line_with_a_key_runs_the_tool_loop_and_prints_the_models_reply(tmp_path: Path) -> None:
+    with FakeAnthropic() as fake:
+        fake.enqueue(
+            api.tool_use(
+                ("vault_write", {"folder": "Tasks", "title": "Oat milk", "content": "- [ ] buy oat milk"}),
+                ("log_interaction", {"summary": "Added oat milk to tasks", "category": "task"}),
+            ),
+            api.text("Added to Tasks/Oat milk.md."),
+        )
+        env = {
+            "ANTHROPIC_API_KEY": "sk-ant-cli-secret",
+            "ANTHROPIC_BASE_URL": fake.base_url,
+            "VAULTBOT_MODEL__SDK_MAX_RETRIES": "0",
+        }
+        done = vaultbot(tmp_path, "chat", stdin="remember to buy oat milk\n", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "vaultbot> Added to Tasks/Oat milk.md.\n"
+    assert (tmp_path / "data" / "vault" / "Tasks" / "Oat milk.md").exists()
+
+    runs = json.loads(vaultbot(tmp_path, "runs", "--json").stdout)
+    assert [(r["status"], r["conversation"]) for r in runs] == [("completed", runs[0]["conversation"])]
+    shown = vaultbot(tmp_path, "runs", "show", runs[0]["id"], "--json")
+    steps = json.loads(shown.stdout)["steps"]
+    assert [s["name"] for s in steps if s["kind"] == "tool"] == ["vault_write", "log_interaction"]
+    readable = vaultbot(tmp_path, "runs", "show", runs[0]["id"])
+    assert "vault_write" in readable.stdout and "completed" in readable.stdout
+    assert "sk-ant-cli-secret" not in done.stdout + done.stderr + shown.stdout
+
+
+def test_an_unknown_run_is_a_clear_error(tmp_path: Path) -> None:
+    done = vaultbot(tmp_path, "runs", "show", "nope")
+    assert done.returncode == 1 and "no run with id 'nope'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"VAULTBOT_BUS__MAX_ATTEMPTS": "lots"}, "VAULTBOT_BUS__MAX_ATTEMPTS"),
+        ({"VAULTBOT_TELEGRAM__ALLOWED_USERS": "[1, 2"}, "VAULTBOT_TELEGRAM__ALLOWED_USERS"),
+        ({"VAULTBOT_MODEL__MAX_TOOL_CALLS": "0"}, "VAULTBOT_MODEL__MAX_TOOL_CALLS"),
+    ],
+)
+def test_a_bad_setting_is_one_clear_line_and_exit_2(tmp_path: Path, env: dict[str, str], named: str) -> None:
+    done = vaultbot(tmp_path, "chat", env=env)
+    assert done.returncode == 2
+    assert named in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_doctor_says_what_works(tmp_path: Path) -> None:
+    done = vaultbot(tmp_path, "doctor", env={"VAULTBOT_TELEGRAM__TOKEN": "123:secret-token"})
+    assert "vault" in done.stdout.lower() and "database" in done.stdout.lower()
+    assert "capture mode" in done.stdout.lower()
+    assert "secret-token" not in done.stdout + done.stderr
