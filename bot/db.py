@@ -2,8 +2,9 @@
 
 One aiosqlite connection per process, in autocommit mode; every write goes through
 :meth:`Database.transaction`, which runs ``BEGIN IMMEDIATE … COMMIT`` under an ``asyncio.Lock``.
-A transaction is re-entrant within the task that opened it, so bus and store methods (each of which
-opens its own transaction) compose into one atomic unit::
+A transaction is re-entrant within the task that opened it, and the one-statement helpers
+(:meth:`Database.execute`, :meth:`Database.fetchall`) join it, so bus and store methods compose
+into one atomic unit::
 
     async with db.transaction():
         await store.append_turn(...)
@@ -149,8 +150,21 @@ class Database:
             finally:
                 _current.reset(token)
 
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement, atomic on its own, or as part of this task's transaction if there is
+        one; returns the number of rows it changed.
+
+        One statement needs no ``BEGIN … COMMIT`` round trips, which matters on the hot path.
+        """
+        tx = self._active()
+        if tx is not None:
+            return await tx.execute(sql, params)
+        async with self._lock:
+            cursor = await self._conn.execute(sql, params)
+            return cursor.rowcount
+
     async def fetchall(self, sql: str, params: Params = ()) -> list[aiosqlite.Row]:
-        """Read rows, inside this task's transaction if there is one."""
+        """Rows of one statement (a query, or a write with ``RETURNING``), like :meth:`execute`."""
         tx = self._active()
         if tx is not None:
             return await tx.fetchall(sql, params)

@@ -18,9 +18,11 @@ _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     """Replace ``path`` with ``data`` so readers see the old file or the new one, never half.
 
+    With ``exclusive`` the file must not exist yet: it is linked into place, which fails with
+    ``FileExistsError`` instead of overwriting a note that appeared meanwhile (Obsidian, a sync).
     The temporary file starts with a dot so Obsidian and listings ignore it meanwhile.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -30,7 +32,11 @@ def write_atomic(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
+        if exclusive:
+            os.link(tmp_name, path)
+            os.unlink(tmp_name)
+        else:
+            os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)

@@ -7,6 +7,10 @@ from typing import Any
 
 import yaml
 
+# libyaml when the wheel has it (about ten times faster); the pure-Python classes otherwise.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FastDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 _BLOCK = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 
 
@@ -20,7 +24,7 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
     if match is None:
         return {}, text
     try:
-        meta = yaml.safe_load(match.group(1))
+        meta = yaml.load(match.group(1), Loader=_Loader)  # noqa: S506 (a safe loader)
     except yaml.YAMLError:
         return {}, text
     if meta is None:
@@ -35,5 +39,18 @@ def render(meta: dict[str, Any], body: str) -> str:
     body = body.strip("\n") + "\n" if body.strip() else ""
     if not meta:
         return body
-    block = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    # libyaml writes characters beyond the BMP (emoji) as "\U0001F36E" escapes, which a person
+    # reading the note in Obsidian should not see; the pure-Python dumper keeps them as they are.
+    dumper = yaml.SafeDumper if _beyond_bmp(meta) else _FastDumper
+    block = yaml.dump(meta, Dumper=dumper, sort_keys=False, allow_unicode=True)
     return f"---\n{block}---\n\n{body}"
+
+
+def _beyond_bmp(value: Any) -> bool:
+    if isinstance(value, str):
+        return any(ord(c) > 0xFFFF for c in value)
+    if isinstance(value, dict):
+        return any(_beyond_bmp(k) or _beyond_bmp(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_beyond_bmp(v) for v in value)
+    return False

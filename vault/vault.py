@@ -76,23 +76,26 @@ class Vault:
         fields = {"tags": meta.clean_tags(tags), "confidence": confidence, "source": source}
         with exclusive_lock(self._lock_file(directory)):
             stem = note_stem(title)
-            existing = self._find_in(directory, stem)
+            taken = _names_by_casefold(directory)
+            existing_name = taken.get(f"{stem}{NOTE_SUFFIX}".casefold())
+            existing = None if existing_name is None else directory / existing_name
             if existing is not None:
                 self._refuse_link_out(existing)
             if mode == "create" or (mode == "append" and existing is None):
-                return self._create(directory, stem, title.strip(), content, fields)
+                return self._create(directory, taken, stem, title.strip(), content, fields)
             if existing is None:
                 raise NoteNotFound(f"No note titled {show(title)} in {show(folder or '/')} to replace.")
             if mode == "append":
                 return self._append(existing, content, fields)
             return self._replace(existing, content, fields)
 
-    def _create(self, directory: Path, stem: str, title: str, content: str, fields: dict[str, Any]) -> WriteResult:
-        taken = _names_by_casefold(directory)
+    def _create(
+        self, directory: Path, taken: dict[str, str], stem: str, title: str, content: str, fields: dict[str, Any]
+    ) -> WriteResult:
         for copy in range(1, _MAX_COPIES + 1):
             name = f"{stem}{NOTE_SUFFIX}" if copy == 1 else f"{stem} {copy}{NOTE_SUFFIX}"
-            clash = taken.get(name.casefold())
-            if clash is None:
+            clash_name = taken.get(name.casefold())
+            if clash_name is None:
                 path = directory / name
                 stamp = meta.iso(meta.now())
                 front: dict[str, Any] = {"title": title, "tags": fields["tags"]}
@@ -101,8 +104,12 @@ class Vault:
                 front.update(created=stamp, updated=stamp)
                 if fields["source"] is not None:
                     front["source"] = fields["source"]
-                self._store(path, frontmatter.render(front, content))
+                try:
+                    self._store(path, frontmatter.render(front, content), exclusive=True)
+                except FileExistsError:
+                    continue  # created behind the lock's back (Obsidian, a sync): never clobber it
                 return self._result(path, created=True, renamed=copy > 1)
+            clash = directory / clash_name
             self._refuse_link_out(clash)
             if clash.is_file() and self._load(clash)[1].strip() == content.strip():
                 # The same note saved again (a retried message): nothing to do.
@@ -181,11 +188,8 @@ class Vault:
         if not is_inside(self.root, path.resolve()):
             raise PathNotAllowed(f"{show(self._rel(path))} leads outside the vault through a link.")
 
-    def _find_in(self, directory: Path, stem: str) -> Path | None:
-        return _names_by_casefold(directory).get(f"{stem}{NOTE_SUFFIX}".casefold())
-
-    def _store(self, path: Path, text: str) -> None:
-        write_atomic(path, text.encode("utf-8"))
+    def _store(self, path: Path, text: str, *, exclusive: bool = False) -> None:
+        write_atomic(path, text.encode("utf-8"), exclusive=exclusive)
         self._seen[path.resolve()] = _signature(path)
 
     def _load(self, path: Path) -> tuple[dict[str, Any], str]:
@@ -289,10 +293,14 @@ class Vault:
                     yield path
 
 
-def _names_by_casefold(directory: Path) -> dict[str, Path]:
-    if not directory.is_dir():
+def _names_by_casefold(directory: Path) -> dict[str, str]:
+    """The folder's entry names by their case-folded form: "Note.md" and "note.md" are one name
+    on macOS and Windows, so they must not both be created."""
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
         return {}
-    return {entry.name.casefold(): entry for entry in directory.iterdir()}
+    return {name.casefold(): name for name in names}
 
 
 def _signature(path: Path) -> tuple[int, int]:

@@ -71,43 +71,41 @@ class Bus:
     ) -> Published:
         """Store ``message`` on ``topic``; a second publish with the same dedupe key is a no-op."""
         now = now_iso()
-        async with self._db.transaction() as tx:
-            row = await tx.fetchone(
-                """
-                INSERT INTO bus_messages
-                    (topic, conversation, dedupe_key, payload, available_at, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (topic, dedupe_key) DO NOTHING
-                RETURNING id
-                """,
-                (topic, conversation, dedupe_key, message.model_dump_json(), self._clock() + delay, now, now),
+        row = await self._db.fetchone(
+            """
+            INSERT INTO bus_messages
+                (topic, conversation, dedupe_key, payload, available_at, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (topic, dedupe_key) DO NOTHING
+            RETURNING id
+            """,
+            (topic, conversation, dedupe_key, message.model_dump_json(), self._clock() + delay, now, now),
+        )
+        if row is None:
+            row = await self._db.fetchone(
+                "SELECT id FROM bus_messages WHERE topic = ? AND dedupe_key = ?", (topic, dedupe_key)
             )
-            if row is None:
-                row = await tx.fetchone(
-                    "SELECT id FROM bus_messages WHERE topic = ? AND dedupe_key = ?", (topic, dedupe_key)
-                )
-                assert row is not None  # the conflicting row exists: rows are never deleted
-                return Published(row["id"], duplicate=True)
+            assert row is not None  # the conflicting row exists: rows are never deleted
+            return Published(row["id"], duplicate=True)
         self._notify(topic)
         return Published(row["id"], duplicate=False)
 
     async def claim(self, topic: str, *, owner: str, lease: float, limit: int = 1) -> list[Delivery]:
         """Lease up to ``limit`` due messages of ``topic``, at most one per conversation."""
         now = self._clock()
-        async with self._db.transaction() as tx:
-            rows = await tx.fetchall(
-                """
-                UPDATE bus_messages
-                SET status = 'leased', attempts = attempts + 1, lease_until = :until,
-                    owner = :owner, updated_at = :iso
-                WHERE id IN (
-                    SELECT head_id FROM bus_heads
-                    WHERE topic = :topic AND due <= :now ORDER BY due LIMIT :limit
-                )
-                RETURNING id, topic, conversation, payload, attempts
-                """,
-                {"until": now + lease, "owner": owner, "iso": now_iso(), "topic": topic, "now": now, "limit": limit},
+        rows = await self._db.fetchall(
+            """
+            UPDATE bus_messages
+            SET status = 'leased', attempts = attempts + 1, lease_until = :until,
+                owner = :owner, updated_at = :iso
+            WHERE id IN (
+                SELECT head_id FROM bus_heads
+                WHERE topic = :topic AND due <= :now ORDER BY due LIMIT :limit
             )
+            RETURNING id, topic, conversation, payload, attempts
+            """,
+            {"until": now + lease, "owner": owner, "iso": now_iso(), "topic": topic, "now": now, "limit": limit},
+        )
         return sorted((Delivery(**dict(row)) for row in rows), key=lambda d: d.id)
 
     async def ack(self, message_id: int) -> bool:
@@ -120,41 +118,38 @@ class Bus:
 
     async def nack(self, message_id: int, *, delay: float = 0.0, error: str | None = None) -> bool:
         """Give a leased message back, to be delivered again after ``delay`` seconds."""
-        async with self._db.transaction() as tx:
-            row = await tx.fetchone(
-                """
-                UPDATE bus_messages
-                SET status = 'pending', available_at = ?, lease_until = NULL, owner = NULL,
-                    last_error = coalesce(?, last_error), updated_at = ?
-                WHERE id = ? AND status = 'leased'
-                RETURNING topic
-                """,
-                (self._clock() + delay, error, now_iso(), message_id),
-            )
+        row = await self._db.fetchone(
+            """
+            UPDATE bus_messages
+            SET status = 'pending', available_at = ?, lease_until = NULL, owner = NULL,
+                last_error = coalesce(?, last_error), updated_at = ?
+            WHERE id = ? AND status = 'leased'
+            RETURNING topic
+            """,
+            (self._clock() + delay, error, now_iso(), message_id),
+        )
         if row is not None:
             self._notify(row["topic"])
         return row is not None
 
     async def extend(self, message_id: int, lease: float) -> bool:
         """Push a leased message's lease ``lease`` seconds from now (a heartbeat)."""
-        async with self._db.transaction() as tx:
-            changed = await tx.execute(
-                "UPDATE bus_messages SET lease_until = ? WHERE id = ? AND status = 'leased'",
-                (self._clock() + lease, message_id),
-            )
+        changed = await self._db.execute(
+            "UPDATE bus_messages SET lease_until = ? WHERE id = ? AND status = 'leased'",
+            (self._clock() + lease, message_id),
+        )
         return changed > 0
 
     async def _finish(self, message_id: int, status: str, error: str | None) -> bool:
-        async with self._db.transaction() as tx:
-            row = await tx.fetchone(
-                """
-                UPDATE bus_messages
-                SET status = ?, lease_until = NULL, last_error = coalesce(?, last_error), updated_at = ?
-                WHERE id = ? AND status IN ('pending', 'leased')
-                RETURNING topic
-                """,
-                (status, error, now_iso(), message_id),
-            )
+        row = await self._db.fetchone(
+            """
+            UPDATE bus_messages
+            SET status = ?, lease_until = NULL, last_error = coalesce(?, last_error), updated_at = ?
+            WHERE id = ? AND status IN ('pending', 'leased')
+            RETURNING topic
+            """,
+            (status, error, now_iso(), message_id),
+        )
         if row is not None:
             self._notify(row["topic"])
         return row is not None

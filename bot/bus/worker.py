@@ -94,7 +94,9 @@ class Worker:
                     task.add_done_callback(self._done)
                 if claimed:
                     continue
-                due_in = await self.bus.next_due_in(self.topic)
+                # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
+                # when a delayed message (a retry's backoff) comes due. This saves a query per turn.
+                due_in = None if self._tasks else await self.bus.next_due_in(self.topic)
                 if burst and not self._tasks and due_in is None:
                     return
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)

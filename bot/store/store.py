@@ -32,12 +32,11 @@ class Store:
 
         Returns False when the turn was already there (a re-run after a crash).
         """
-        async with self._db.transaction() as tx:
-            changed = await tx.execute(
-                "INSERT INTO turns (conversation, inbound_id, messages, created_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (conversation, inbound_id) DO NOTHING",
-                (conversation, inbound_id, _json(messages), now_iso()),
-            )
+        changed = await self._db.execute(
+            "INSERT INTO turns (conversation, inbound_id, messages, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (conversation, inbound_id) DO NOTHING",
+            (conversation, inbound_id, _json(messages), now_iso()),
+        )
         return changed > 0
 
     async def load_history(self, conversation: str, max_turns: int) -> list[dict[str, Any]]:
@@ -58,12 +57,11 @@ class Store:
 
     async def start_run(self, run_id: str, *, conversation: str, inbound_id: str | None, model: str, mode: str) -> None:
         """Record that a run began."""
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
-                "VALUES (?, ?, ?, ?, ?, 'running', ?)",
-                (run_id, conversation, inbound_id, model, mode, now_iso()),
-            )
+        await self._db.execute(
+            "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
+            "VALUES (?, ?, ?, ?, ?, 'running', ?)",
+            (run_id, conversation, inbound_id, model, mode, now_iso()),
+        )
 
     async def add_step(
         self,
@@ -78,26 +76,25 @@ class Store:
         usage: dict[str, int] | None = None,
     ) -> None:
         """Append one model call or tool call to a run's audit trail."""
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                """
-                INSERT INTO steps (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, created_at)
-                VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM steps WHERE run_id = ?),
-                        ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                (
-                    run_id,
-                    run_id,
-                    kind,
-                    name,
-                    _json(input),
-                    _json(output),
-                    int(is_error),
-                    duration_ms,
-                    None if usage is None else _json(usage),
-                    now_iso(),
-                ),
-            )
+        await self._db.execute(
+            """
+            INSERT INTO steps (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, created_at)
+            VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM steps WHERE run_id = ?),
+                    ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            (
+                run_id,
+                run_id,
+                kind,
+                name,
+                _json(input),
+                _json(output),
+                int(is_error),
+                duration_ms,
+                None if usage is None else _json(usage),
+                now_iso(),
+            ),
+        )
 
     async def finish_run(
         self,
@@ -111,16 +108,15 @@ class Store:
     ) -> None:
         """Close a run with how it ended."""
         now = now_iso()
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                """
-                UPDATE runs SET status = ?, reason = ?, usage = ?, tools_called = ?, final_text = ?,
-                    finished_at = ?,
-                    duration_ms = (julianday(?) - julianday(started_at)) * 86400000.0
-                WHERE id = ?
-                """,
-                (status, reason, _json(usage), _json(tools_called), final_text, now, now, run_id),
-            )
+        await self._db.execute(
+            """
+            UPDATE runs SET status = ?, reason = ?, usage = ?, tools_called = ?, final_text = ?,
+                finished_at = ?,
+                duration_ms = (julianday(?) - julianday(started_at)) * 86400000.0
+            WHERE id = ?
+            """,
+            (status, reason, _json(usage), _json(tools_called), final_text, now, now, run_id),
+        )
 
     async def list_runs(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:
         """Runs, newest first."""
@@ -142,12 +138,11 @@ class Store:
 
     async def add_interaction(self, *, conversation: str, category: str, summary: str, run_id: str | None) -> int:
         """Add an entry to the interaction log; returns its id."""
-        async with self._db.transaction() as tx:
-            row = await tx.fetchone(
-                "INSERT INTO interactions (created_at, conversation, category, summary, run_id) "
-                "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (now_iso(), conversation, category, summary, run_id),
-            )
+        row = await self._db.fetchone(
+            "INSERT INTO interactions (created_at, conversation, category, summary, run_id) "
+            "VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (now_iso(), conversation, category, summary, run_id),
+        )
         assert row is not None
         return int(row["id"])
 
