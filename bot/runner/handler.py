@@ -74,13 +74,7 @@ class TurnHandler:
     async def __call__(self, delivery: Delivery) -> None:
         """Run the model on one inbound message and finish it atomically."""
         message = delivery.parse(InboundMessage)
-        context = ToolContext(
-            conversation=message.conversation,
-            channel=message.channel,
-            recipient=message.reply_to,
-            run_id=uuid.uuid4().hex,
-            inbound_id=message.id,
-        )
+        context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
         await self._store.start_run(
             context.run_id,
@@ -158,13 +152,7 @@ class TurnHandler:
     async def on_dead(self, delivery: Delivery, error: BaseException) -> None:
         """After the last attempt: apologise once and make the loss visible in the log."""
         message = delivery.parse(InboundMessage)
-        context = ToolContext(
-            conversation=message.conversation,
-            channel=message.channel,
-            recipient=message.reply_to,
-            run_id="",
-            inbound_id=message.id,
-        )
+        context = _context(message, run_id="")
         reason = str(error) or type(error).__name__
         if not isinstance(error, DeadLetter):
             await queue_notice(self._bus, context, APOLOGY.format(attempts=delivery.attempts, error=reason), key="dead")
@@ -174,3 +162,14 @@ class TurnHandler:
             summary=f"Message not handled after {delivery.attempts} attempt(s): {reason}",
             run_id=None,
         )
+
+
+def _context(message: InboundMessage, *, run_id: str) -> ToolContext:
+    # The recipient comes from the message as the channel received it, never from the model.
+    return ToolContext(
+        conversation=message.conversation,
+        channel=message.channel,
+        recipient=message.reply_to,
+        run_id=run_id,
+        inbound_id=message.id,
+    )

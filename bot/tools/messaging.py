@@ -10,13 +10,22 @@ from bot.tools.context import ToolContext
 from bot.tools.schemas import LogInteractionInput, SendMessageInput
 
 
-async def queue_reply(bus: Bus, context: ToolContext, text: str, *, kind: str = "reply") -> bool:
+async def queue_reply(bus: Bus, context: ToolContext, text: str) -> bool:
     """Put a reply in the durable outbox, keyed by (inbound message, sequence).
 
     A re-run of the same inbound message numbers its replies the same way, so a reply that was
     already queued before a crash is not queued again. Returns False for such a duplicate.
     """
     sequence = context.next_sequence()
+    return await _queue(bus, context, text, kind="reply", sequence=sequence, key=str(sequence))
+
+
+async def queue_notice(bus: Bus, context: ToolContext, text: str, *, key: str) -> bool:
+    """Tell the user something once per inbound message and ``key`` (e.g. "model-unreachable")."""
+    return await _queue(bus, context, text, kind="notice", sequence=0, key=key)
+
+
+async def _queue(bus: Bus, context: ToolContext, text: str, *, kind: str, sequence: int, key: str) -> bool:
     message = OutboundMessage(
         channel=context.channel,
         conversation=context.conversation,
@@ -24,26 +33,7 @@ async def queue_reply(bus: Bus, context: ToolContext, text: str, *, kind: str = 
         text=text,
         in_reply_to=context.inbound_id,
         sequence=sequence,
-        kind=kind,
-    )
-    published = await bus.publish(
-        outbound_topic(context.channel),
-        message,
-        conversation=context.conversation,
-        dedupe_key=f"{context.inbound_id}:{sequence}",
-    )
-    return not published.duplicate
-
-
-async def queue_notice(bus: Bus, context: ToolContext, text: str, *, key: str) -> bool:
-    """Tell the user something once per inbound message and ``key`` (e.g. "model-unreachable")."""
-    message = OutboundMessage(
-        channel=context.channel,
-        conversation=context.conversation,
-        recipient=context.recipient,
-        text=text,
-        in_reply_to=context.inbound_id,
-        kind="notice",
+        kind=kind,  # type: ignore[arg-type]
     )
     published = await bus.publish(
         outbound_topic(context.channel),

@@ -42,7 +42,14 @@ async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         ) from exc
 
 
-class VaultWrite:
+class _VaultTool:
+    """A tool over one vault."""
+
+    def __init__(self, notes: vault.Vault) -> None:
+        self._vault = notes
+
+
+class VaultWrite(_VaultTool):
     """Create, append to or replace a note."""
 
     name = "vault_write"
@@ -52,9 +59,6 @@ class VaultWrite:
         "mode=append adds to the end of a note; mode=replace swaps its body and keeps the old version."
     )
     input_model = VaultWriteInput
-
-    def __init__(self, notes: vault.Vault) -> None:
-        self._vault = notes
 
     async def run(self, input: VaultWriteInput, context: ToolContext) -> dict[str, Any]:
         """Write the note and say where it went."""
@@ -71,15 +75,12 @@ class VaultWrite:
         return {"success": True, **dataclasses.asdict(written)}
 
 
-class VaultRead:
+class VaultRead(_VaultTool):
     """Read one note."""
 
     name = "vault_read"
     description = 'Read a note from the vault by its path (".md" optional) or its title.'
     input_model = VaultReadInput
-
-    def __init__(self, notes: vault.Vault) -> None:
-        self._vault = notes
 
     async def run(self, input: VaultReadInput, context: ToolContext) -> dict[str, Any]:
         """Return the note's body and front matter."""
@@ -93,15 +94,12 @@ class VaultRead:
         }
 
 
-class VaultList:
+class VaultList(_VaultTool):
     """List a folder."""
 
     name = "vault_list"
     description = 'List the notes (newest first) and subfolders of a vault folder; "" is the root.'
     input_model = VaultListInput
-
-    def __init__(self, notes: vault.Vault) -> None:
-        self._vault = notes
 
     async def run(self, input: VaultListInput, context: ToolContext) -> dict[str, Any]:
         """Return the folder's notes and subfolders."""
@@ -113,15 +111,12 @@ class VaultList:
         }
 
 
-class VaultSearch:
+class VaultSearch(_VaultTool):
     """Search the vault."""
 
     name = "vault_search"
     description = "Search the notes' titles, bodies and tags; returns the best matches with a snippet."
     input_model = VaultSearchInput
-
-    def __init__(self, notes: vault.Vault) -> None:
-        self._vault = notes
 
     async def run(self, input: VaultSearchInput, context: ToolContext) -> dict[str, Any]:
         """Return ranked matches."""
