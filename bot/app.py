@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bot.bus import INBOUND, Bus, Worker
 from bot.db import Database
-from bot.runner import AnthropicModel, CaptureModel, Limits, ModelClient, TurnHandler, load_system_prompt
+from bot.runner import AnthropicModel, CaptureModel, CommandRunner, Limits, ModelClient, TurnHandler, load_system_prompt
 from bot.settings import Settings
 from bot.store import Store
 from bot.tools import build_dispatcher
@@ -38,17 +38,22 @@ class App:
         except BaseException:
             await db.close()
             raise
+        dispatcher = build_dispatcher(notes, bus, store)
+        mode = "capture" if isinstance(model, CaptureModel) else "assistant"
         handler = TurnHandler(
             db=db,
             bus=bus,
             store=store,
-            dispatcher=build_dispatcher(notes, bus, store),
+            dispatcher=dispatcher,
             model=model,
             system=system,
             limits=Limits(max_tool_calls=settings.model.max_tool_calls),
             history_turns=settings.model.history_turns,
             max_attempts=settings.bus.max_attempts,
-            mode="capture" if isinstance(model, CaptureModel) else "assistant",
+            mode=mode,
+            commands=CommandRunner(
+                dispatcher=dispatcher, store=store, inbox=settings.vault.inbox, mode=mode, model_name=model.name
+            ),
         )
         return cls(settings, db, bus, store, notes, model, handler)
 

@@ -177,7 +177,27 @@ def m002_store(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_bus, m002_store]
+def m003_resets_and_progress(conn: sqlite3.Connection) -> None:
+    """Fresh starts of a conversation's history (/new), and how much of a split outbound message
+    a channel has already sent, so a retry resumes after the last chunk that went out."""
+    _script(
+        conn,
+        """
+        CREATE TABLE history_resets (
+            conversation TEXT PRIMARY KEY,
+            after_turn   INTEGER NOT NULL,
+            created_at   TEXT NOT NULL
+        );
+        CREATE TABLE bus_progress (
+            message_id INTEGER PRIMARY KEY REFERENCES bus_messages (id),
+            done       INTEGER NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
+MIGRATIONS: list[Migration] = [m001_bus, m002_store, m003_resets_and_progress]
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:

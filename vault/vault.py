@@ -196,6 +196,33 @@ class Vault:
         text = path.read_bytes().decode("utf-8", errors="replace")
         return frontmatter.parse(text)
 
+    # --- attachments -------------------------------------------------------------------
+
+    def save_attachment(self, folder: str, name: str, data: bytes) -> str:
+        """Store a file (a photo, a voice note) in ``folder``; returns its vault-relative path.
+
+        Never overwrites: a taken name gets " 2", " 3"…, and the same bytes saved again (a
+        redelivered message) return the existing file.
+        """
+        directory = self.resolve(folder)
+        stem, suffix = _attachment_name(name)
+        with exclusive_lock(self._lock_file(directory)):
+            taken = _names_by_casefold(directory)
+            for copy in range(1, _MAX_COPIES + 1):
+                candidate = f"{stem}{suffix}" if copy == 1 else f"{stem} {copy}{suffix}"
+                clash_name = taken.get(candidate.casefold())
+                path = directory / (clash_name or candidate)
+                if clash_name is None:
+                    try:
+                        write_atomic(path, data, exclusive=True)
+                    except FileExistsError:
+                        continue
+                    return self._rel(path)
+                self._refuse_link_out(path)
+                if path.is_file() and path.read_bytes() == data:
+                    return self._rel(path)
+        raise NoteExists(f"Too many attachments are already named {show(name)}.")
+
     # --- read --------------------------------------------------------------------------
 
     def read(self, path: str) -> Note:
@@ -306,3 +333,11 @@ def _names_by_casefold(directory: Path) -> dict[str, str]:
 def _signature(path: Path) -> tuple[int, int]:
     stat = path.stat()
     return stat.st_mtime_ns, stat.st_size
+
+
+def _attachment_name(name: str) -> tuple[str, str]:
+    """A safe stem and a short, plain extension for an attachment's file name."""
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or not suffix.isalnum() or len(suffix) > 10:
+        stem, suffix = name, ""
+    return note_stem(stem or "attachment"), f".{suffix.lower()}" if suffix else ""

@@ -154,6 +154,19 @@ class Bus:
             self._notify(row["topic"])
         return row is not None
 
+    async def progress(self, message_id: int) -> int:
+        """How many parts of a message its handler recorded as done (0 at first)."""
+        row = await self._db.fetchone("SELECT done FROM bus_progress WHERE message_id = ?", (message_id,))
+        return 0 if row is None else int(row["done"])
+
+    async def set_progress(self, message_id: int, done: int) -> None:
+        """Record that the first ``done`` parts of a message are done, so a retry skips them."""
+        await self._db.execute(
+            "INSERT INTO bus_progress (message_id, done, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (message_id) DO UPDATE SET done = excluded.done, updated_at = excluded.updated_at",
+            (message_id, done, now_iso()),
+        )
+
     async def status(self, message_id: int) -> str | None:
         """``pending``, ``leased``, ``done`` or ``dead``; None for an unknown id."""
         row = await self._db.fetchone("SELECT status FROM bus_messages WHERE id = ?", (message_id,))

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.bus import Bus, Delivery, Fatal, InboundMessage, Retry
 from bot.db import Database
+from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.errors import ModelRejected, ModelUnavailable
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient
@@ -59,6 +60,7 @@ class TurnHandler:
         history_turns: int,
         max_attempts: int,
         mode: str,
+        commands: CommandRunner,
     ) -> None:
         self._db = db
         self._bus = bus
@@ -70,19 +72,26 @@ class TurnHandler:
         self._history_turns = history_turns
         self._max_attempts = max_attempts
         self._mode = mode
+        self._commands = commands
 
     async def __call__(self, delivery: Delivery) -> None:
-        """Run the model on one inbound message and finish it atomically."""
+        """Run the model (or a slash command) on one inbound message and finish it atomically."""
         message = delivery.parse(InboundMessage)
         context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
+        command = parse_command(message.text)
         await self._store.start_run(
             context.run_id,
             conversation=message.conversation,
             inbound_id=message.id,
-            model=self._model.name,
-            mode=self._mode,
+            model=f"/{command.name}" if command else self._model.name,
+            mode="command" if command else self._mode,
         )
+        if command is not None:
+            answered = await self._commands.run(command, context)
+            result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
+            await self._finish(delivery, context, result)
+            return
         history = await self._store.load_history(message.conversation, self._history_turns)
         try:
             result = await run_turn(
@@ -117,7 +126,8 @@ class TurnHandler:
                 await queue_reply(self._bus, context, result.final_text)
             if result.reason:
                 await queue_notice(self._bus, context, f"I stopped here: {result.reason}.", key="stopped")
-            await self._store.append_turn(context.conversation, context.inbound_id, result.messages)
+            if result.messages:  # commands leave the conversation's history alone
+                await self._store.append_turn(context.conversation, context.inbound_id, result.messages)
             await self._store.finish_run(
                 context.run_id,
                 status=result.status,

@@ -48,10 +48,26 @@ class Store:
         if max_turns <= 0:
             return []
         rows = await self._db.fetchall(
-            "SELECT messages FROM turns WHERE conversation = ? ORDER BY id DESC LIMIT ?",
-            (conversation, max_turns),
+            """
+            SELECT messages FROM turns
+            WHERE conversation = :c
+              AND id > coalesce((SELECT after_turn FROM history_resets WHERE conversation = :c), 0)
+            ORDER BY id DESC LIMIT :n
+            """,
+            {"c": conversation, "n": max_turns},
         )
         return [message for row in reversed(rows) for message in json.loads(row["messages"])]
+
+    async def reset_history(self, conversation: str) -> None:
+        """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""
+        await self._db.execute(
+            """
+            INSERT INTO history_resets (conversation, after_turn, created_at)
+            VALUES (:c, (SELECT coalesce(max(id), 0) FROM turns WHERE conversation = :c), :now)
+            ON CONFLICT (conversation) DO UPDATE SET after_turn = excluded.after_turn, created_at = excluded.created_at
+            """,
+            {"c": conversation, "now": now_iso()},
+        )
 
     # Runs and steps
 

@@ -210,3 +210,11 @@ async def test_stopping_releases_an_unfinished_message_for_redelivery(db: Databa
     assert await bus.status(1) == "pending"
     [again] = await bus.claim("in", owner="next", lease=30)
     assert again.attempts == 2
+
+
+async def test_progress_of_a_message_survives_for_its_retry(bus: Bus) -> None:
+    message_id = await publish(bus, "a long reply")
+    assert await bus.progress(message_id) == 0
+    await bus.set_progress(message_id, 2)
+    await bus.set_progress(message_id, 3)
+    assert await bus.progress(message_id) == 3

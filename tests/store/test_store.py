@@ -86,3 +86,13 @@ async def test_the_interaction_log_lists_newest_first_and_filters_by_time(store:
     assert datetime.fromisoformat(entries[0]["created_at"]).tzinfo is not None
     assert await store.list_interactions(since=datetime.now(UTC) + timedelta(minutes=1)) == []
     assert len(await store.list_interactions(limit=1)) == 1
+
+
+async def test_a_reset_starts_the_history_afresh_for_that_conversation_only(store: Store) -> None:
+    await store.append_turn("c", "in-1", turn("before"))
+    await store.append_turn("d", "in-2", turn("other"))
+    await store.reset_history("c")
+    assert await store.load_history("c", max_turns=10) == []
+    await store.append_turn("c", "in-3", turn("after"))
+    assert [m["content"] for m in await store.load_history("c", 10) if m["role"] == "user"] == ["after"]
+    assert len(await store.load_history("d", 10)) == 2

@@ -214,3 +214,15 @@ def test_failed_replace_leaves_no_folder_behind(notes: Vault) -> None:
         notes.write("Not/There", "T", "x", mode="replace")
 
     assert not (notes.root / "Not").exists()
+
+
+def test_attachments_are_saved_once_and_never_overwrite(notes: Vault) -> None:
+    first = notes.save_attachment("Attachments", "photo.JPG", b"\xff\xd8one")
+    again = notes.save_attachment("Attachments", "photo.JPG", b"\xff\xd8one")
+    other = notes.save_attachment("Attachments", "photo.jpg", b"\xff\xd8two")
+    assert first == again == "Attachments/photo.jpg"
+    assert other == "Attachments/photo 2.jpg"
+    assert (notes.root / first).read_bytes() == b"\xff\xd8one"
+    hostile = notes.save_attachment("Attachments", "../../evil.sh", b"x")
+    assert hostile.startswith("Attachments/") and hostile.count("/") == 1
+    assert (notes.root / hostile).read_bytes() == b"x"

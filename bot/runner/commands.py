@@ -1,0 +1,129 @@
+"""Slash commands (/note, /find, /log, /new, /status, /help): answered without the model.
+
+They arrive on the bus like any message, so they are as durable and exactly-once as a model
+turn, and they work in capture mode and in every channel.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from bot.runner.capture import title_from
+from bot.store import Store
+from bot.tools import Dispatcher, ToolContext
+
+# (command, what it does), in the order a channel's menu shows them.
+COMMANDS: list[tuple[str, str]] = [
+    ("start", "Say hello and see what I can do"),
+    ("help", "How to use vaultbot"),
+    ("new", "Start a fresh conversation"),
+    ("note", "File the text as a note, no questions asked"),
+    ("find", "Search your notes"),
+    ("log", "Show the latest entries of the interaction log"),
+    ("status", "What mode I'm in and how things are going"),
+]
+_NAMES = {name for name, _ in COMMANDS}
+_COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?$", re.DOTALL)
+
+HELP = """I keep your notes in a Markdown vault.
+Send me thoughts, tasks, links or photos and I file them; ask me about them later.
+
+/note <text> — file it as a note right away
+/find <words> — search your notes
+/log — what I did recently
+/new — start a fresh conversation
+/status — how I'm doing"""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A parsed slash command."""
+
+    name: str
+    args: str
+
+
+@dataclass
+class CommandResult:
+    """The reply to a command, and the tools it used (for the run's record)."""
+
+    reply: str
+    tools_called: list[str] = field(default_factory=list)
+
+
+def parse_command(text: str) -> Command | None:
+    """``/note buy milk`` (or ``/note@my_bot …``) → Command; None for anything else."""
+    match = _COMMAND.match(text.strip())
+    if match is None or match.group(1).lower() not in _NAMES:
+        return None
+    return Command(match.group(1).lower(), (match.group(2) or "").strip())
+
+
+class CommandRunner:
+    """Answers commands with the same tools the model uses."""
+
+    def __init__(self, *, dispatcher: Dispatcher, store: Store, inbox: str, mode: str, model_name: str) -> None:
+        self._tools = dispatcher
+        self._store = store
+        self._inbox = inbox
+        self._mode = mode
+        self._model_name = model_name
+
+    async def run(self, command: Command, context: ToolContext) -> CommandResult:
+        """Carry out one command."""
+        if command.name == "note":
+            return await self._note(command.args, context)
+        if command.name == "find":
+            return await self._find(command.args, context)
+        if command.name == "log":
+            return await self._log()
+        if command.name == "new":
+            await self._store.reset_history(context.conversation)
+            return CommandResult("Starting a fresh conversation. Your notes are all still there.")
+        if command.name == "status":
+            return await self._status()
+        greeting = "Hello! " if command.name == "start" else ""
+        return CommandResult(greeting + HELP + self._mode_line())
+
+    async def _note(self, text: str, context: ToolContext) -> CommandResult:
+        if not text:
+            return CommandResult("Usage: /note <text to file>")
+        title = title_from(text)
+        written = await self._tools.call(
+            "vault_write", {"folder": self._inbox, "title": title, "content": text, "tags": ["note"]}, context
+        )
+        if written.is_error:
+            return CommandResult(f"I could not save that: {written.result['error']}", ["vault_write"])
+        await self._tools.call("log_interaction", {"summary": f"Filed a note: {title}", "category": "note"}, context)
+        verb = "Already saved as" if written.result.get("unchanged") else "Saved to"
+        return CommandResult(f"{verb} {written.result['path']}.", ["vault_write", "log_interaction"])
+
+    async def _find(self, query: str, context: ToolContext) -> CommandResult:
+        if not query:
+            return CommandResult("Usage: /find <words>")
+        found = await self._tools.call("vault_search", {"query": query, "limit": 5}, context)
+        if found.is_error:
+            return CommandResult(f"I could not search: {found.result['error']}", ["vault_search"])
+        hits = found.result["results"]
+        if not hits:
+            return CommandResult(f"Nothing in your notes matches “{query}”.", ["vault_search"])
+        lines = [f"{i}. {hit['path']}\n   {hit['snippet']}" for i, hit in enumerate(hits, 1)]
+        return CommandResult("\n".join(lines), ["vault_search"])
+
+    async def _log(self) -> CommandResult:
+        entries = await self._store.list_interactions(limit=5)
+        if not entries:
+            return CommandResult("Nothing logged yet.")
+        lines = [f"• {e['created_at'][:16].replace('T', ' ')} [{e['category']}] {e['summary']}" for e in entries]
+        return CommandResult("\n".join(lines))
+
+    async def _status(self) -> CommandResult:
+        runs = await self._store.list_runs(limit=1)
+        last = f"Last run: {runs[0]['status']} at {runs[0]['started_at'][:16].replace('T', ' ')} UTC." if runs else ""
+        return CommandResult(f"Running. {self._mode_line().strip()} {last}".strip())
+
+    def _mode_line(self) -> str:
+        if self._mode == "capture":
+            return "\n\nCapture mode: no API key is set, so I file every message in your inbox."
+        return f"\n\nAssistant mode with {self._model_name}."
