@@ -81,9 +81,17 @@ def chat(ctx: click.Context) -> None:
 def run_command(ctx: click.Context) -> None:
     """Serve every configured channel with the workers, until SIGINT or SIGTERM."""
     from bot.app import App
+    from bot.channels.telegram import TelegramConflict
     from bot.serve import serve, stop_on_signals
 
     settings = _settings(ctx)
+    if settings.telegram.token is not None and not settings.telegram.allowed_users:
+        click.echo(
+            "vaultbot: VAULTBOT_TELEGRAM__ALLOWED_USERS is empty, so the bot would refuse everyone; "
+            "add your numeric Telegram user id (see the README).",
+            err=True,
+        )
+        ctx.exit(2)
     if settings.telegram.token is None:
         click.echo(
             "vaultbot: no channel is configured (set VAULTBOT_TELEGRAM__TOKEN); "
@@ -98,7 +106,11 @@ def run_command(ctx: click.Context) -> None:
         finally:
             await app.close()
 
-    _run(main())
+    try:
+        _run(main())
+    except* TelegramConflict as group:
+        click.echo(f"vaultbot: {group.exceptions[0]}", err=True)
+        ctx.exit(1)
 
 
 def _since(value: str | None) -> datetime | None:

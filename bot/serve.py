@@ -8,6 +8,7 @@ import signal
 
 from bot.app import App
 from bot.bus import Worker
+from bot.channels.telegram import TelegramChannel
 
 log = logging.getLogger(__name__)
 
@@ -15,15 +16,29 @@ GRACE_SECONDS = 30.0
 
 
 async def serve(app: App, stop: asyncio.Event) -> None:
-    """Run until ``stop`` is set; then let in-flight work finish or release it for redelivery."""
+    """Run until ``stop`` is set; then let in-flight work finish or release it for redelivery.
+
+    A channel that fails (another instance polling the same Telegram token) stops everything and
+    its error propagates.
+    """
     workers: list[Worker] = [app.runner_worker()]
+    channels = [_telegram(app)] if app.settings.telegram.token is not None else []
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
-        log.info("serving with %d worker(s); Ctrl-C to stop", len(workers))
-        await stop.wait()
+        running = [tasks.create_task(channel.run()) for channel in channels]
+        log.info("serving %d channel(s) with %d worker(s); Ctrl-C to stop", len(channels), len(workers))
+        stopped = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([stopped, *running], return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
         log.info("stopping: finishing in-flight messages (up to %.0fs)", GRACE_SECONDS)
+        for channel in channels:
+            await channel.stop()
         await asyncio.gather(*(worker.stop(GRACE_SECONDS) for worker in workers))
+
+
+def _telegram(app: App) -> TelegramChannel:
+    return TelegramChannel(app.settings.telegram, bus=app.bus, store=app.store, notes=app.notes)
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -1,0 +1,150 @@
+"""What a Telegram update says, as plain data: who, where, what kind, which text and file.
+
+Pure functions over python-telegram-bot's ``Update``, so every message kind is testable
+without a network, and the channel never touches ptb's objects beyond this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from telegram import (
+    Message,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+    Update,
+)
+
+# Telegram's Bot API will not hand a bot a file larger than this.
+MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file to fetch into the vault."""
+
+    kind: str  # photo, document, voice, audio, video
+    file_id: str
+    file_size: int | None
+    name: str
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One message from Telegram, reduced to what vaultbot uses."""
+
+    update_id: int
+    chat_id: int
+    chat_type: str
+    user_id: int | None
+    user_name: str | None
+    message_id: int
+    text: str
+    kind: str  # text, photo, document, voice, audio, video, location, or an unsupported kind's name
+    attachment: Attachment | None = None
+    edited: bool = False
+    forwarded_from: str | None = None
+    quoted: str | None = None
+    addressed_to_bot: bool = False
+
+    @property
+    def supported(self) -> bool:
+        """Whether vaultbot can do something useful with this kind of message."""
+        return self.kind in SUPPORTED
+
+
+SUPPORTED = {"text", "photo", "document", "voice", "audio", "video", "location"}
+
+
+def read_update(update: Update, *, bot_username: str, bot_id: int) -> Incoming | None:
+    """The message in ``update``, or None for updates that carry none (they are skipped)."""
+    message = update.message or update.edited_message
+    if message is None or message.chat is None:
+        return None
+    user = message.from_user
+    text = message.text or message.caption or ""
+    if message.location is not None:
+        text = location_text(message.location.latitude, message.location.longitude)
+    return Incoming(
+        update_id=update.update_id,
+        chat_id=message.chat.id,
+        chat_type=message.chat.type,
+        user_id=user.id if user else None,
+        user_name=(user.username or user.first_name) if user else None,
+        message_id=message.message_id,
+        text=text,
+        kind=_kind(message),
+        attachment=_attachment(message),
+        edited=update.edited_message is not None,
+        forwarded_from=_origin(message),
+        quoted=_quoted(message),
+        addressed_to_bot=f"@{bot_username}".lower() in text.lower() or _replies_to(message, bot_id),
+    )
+
+
+def _replies_to(message: Message, bot_id: int) -> bool:
+    replied = message.reply_to_message
+    return replied is not None and replied.from_user is not None and replied.from_user.id == bot_id
+
+
+def _kind(message: Message) -> str:
+    if message.text is not None:
+        return "text"
+    if message.location is not None:
+        return "location"
+    for kind in ("photo", "document", "voice", "audio", "video"):
+        if getattr(message, kind):
+            return kind
+    for kind in ("sticker", "animation", "video_note", "contact", "poll", "dice", "game", "venue"):
+        if getattr(message, kind, None):
+            return kind
+    return "unknown"
+
+
+def _attachment(message: Message) -> Attachment | None:
+    if message.photo:
+        biggest = max(message.photo, key=lambda p: (p.width * p.height, p.file_size or 0))
+        return Attachment("photo", biggest.file_id, biggest.file_size, f"photo {message.message_id}.jpg")
+    if message.document:
+        doc = message.document
+        return Attachment("document", doc.file_id, doc.file_size, doc.file_name or f"document {message.message_id}")
+    if message.voice:
+        return Attachment("voice", message.voice.file_id, message.voice.file_size, f"voice {message.message_id}.ogg")
+    if message.audio:
+        audio = message.audio
+        return Attachment("audio", audio.file_id, audio.file_size, audio.file_name or f"audio {message.message_id}.mp3")
+    if message.video:
+        video = message.video
+        return Attachment("video", video.file_id, video.file_size, video.file_name or f"video {message.message_id}.mp4")
+    return None
+
+
+def _origin(message: Message) -> str | None:
+    origin = message.forward_origin
+    if origin is None:
+        return None
+    if isinstance(origin, MessageOriginUser):
+        return origin.sender_user.full_name
+    if isinstance(origin, MessageOriginHiddenUser):
+        return origin.sender_user_name
+    if isinstance(origin, MessageOriginChat):
+        return origin.sender_chat.title or "a chat"
+    if isinstance(origin, MessageOriginChannel):
+        return origin.chat.title or "a channel"
+    return "someone"
+
+
+def _quoted(message: Message) -> str | None:
+    if message.quote is not None and message.quote.text:
+        return message.quote.text
+    replied = message.reply_to_message
+    if replied is None:
+        return None
+    return replied.text or replied.caption or None
+
+
+def location_text(lat: float, lon: float) -> str:
+    """A location as text a person and a note can use."""
+    return f"📍 Location: {lat:.5f}, {lon:.5f} (https://www.openstreetmap.org/?mlat={lat:.5f}&mlon={lon:.5f})"
