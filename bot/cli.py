@@ -109,8 +109,16 @@ def run_command(ctx: click.Context) -> None:
     try:
         _run(main())
     except* TelegramConflict as group:
-        click.echo(f"vaultbot: {group.exceptions[0]}", err=True)
+        click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(1)
+
+
+def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
+    """The exceptions inside nested task groups."""
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
 
 
 def _since(value: str | None) -> datetime | None:

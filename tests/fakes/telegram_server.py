@@ -28,9 +28,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from tests.fakes.local_http import LocalServer
 
 DEFAULT_TOKEN = "123456:TEST-token"
 
@@ -397,7 +399,7 @@ class FakeTelegram:
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._connections: set[socket.socket] = set()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = LocalServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 

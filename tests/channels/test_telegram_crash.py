@@ -1,0 +1,143 @@
+"""`vaultbot run` killed with SIGKILL mid-turn, then restarted: the message is answered exactly once,
+and a restart after answering replays nothing. Real processes, real ptb, fake Bot and Messages APIs."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes import anthropic_server as api
+from tests.fakes import telegram_server as tg
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.telegram_server import FakeTelegram
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fakes() -> Iterator[tuple[FakeTelegram, FakeAnthropic]]:
+    with FakeTelegram() as telegram, FakeAnthropic() as anthropic:
+        yield telegram, anthropic
+
+
+def start(tmp_path: Path, telegram: FakeTelegram, anthropic: FakeAnthropic) -> subprocess.Popen[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VAULTBOT_", "ANTHROPIC_"))}
+    env = {
+        **clean,
+        "PYTHONPATH": str(ROOT),
+        "VAULTBOT_TELEGRAM__TOKEN": tg.DEFAULT_TOKEN,
+        "VAULTBOT_TELEGRAM__ALLOWED_USERS": "[42]",
+        "VAULTBOT_TELEGRAM__BASE_URL": telegram.base_url,
+        "VAULTBOT_TELEGRAM__BASE_FILE_URL": telegram.base_file_url,
+        "ANTHROPIC_API_KEY": "sk-ant-crash-test",
+        "ANTHROPIC_BASE_URL": anthropic.base_url,
+        "VAULTBOT_MODEL__SDK_MAX_RETRIES": "0",
+        "VAULTBOT_BUS__LEASE_SECONDS": "1",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_until(condition: Callable[[], bool], what: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if process.poll() is not None:
+            errors = process.stderr.read() if process.stderr else ""
+            raise AssertionError(f"vaultbot run exited ({process.returncode}) before {what}: {errors}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def stop(process: subprocess.Popen[str], sig: int) -> str:
+    process.send_signal(sig)
+    try:
+        process.wait(timeout=30)
+    finally:
+        stderr = process.stderr.read() if process.stderr else ""
+        if process.stderr:
+            process.stderr.close()
+    return stderr
+
+
+def test_a_message_interrupted_by_sigkill_is_answered_exactly_once_after_restart(
+    tmp_path: Path, fakes: tuple[FakeTelegram, FakeAnthropic]
+) -> None:
+    telegram, anthropic = fakes
+    model_called = threading.Event()
+    release = threading.Event()
+
+    def answer(body: dict[str, Any]) -> api.Canned:
+        model_called.set()
+        release.wait(timeout=30)  # the first process dies while it waits here
+        return api.text("Noted: water the plants.")
+
+    anthropic.handler = answer
+    telegram.push_update(tg.text_update("remind me to water the plants"))
+
+    first = start(tmp_path, telegram, anthropic)
+    wait_until(model_called.is_set, "the model was called", first)
+    stop(first, signal.SIGKILL)
+    release.set()
+
+    second = start(tmp_path, telegram, anthropic)
+    wait_until(lambda: len(telegram.sent) >= 1, "the reply was sent", second)
+    wait_until(lambda: inbound_statuses(tmp_path) == ["done"], "the message was finished", second)
+    errors = stop(second, signal.SIGTERM)
+    assert second.returncode == 0, errors
+    assert telegram.sent_texts == ["Noted: water the plants."]
+
+    third = start(tmp_path, telegram, anthropic)
+    polls = len(telegram.calls("getUpdates"))
+    wait_until(lambda: len(telegram.calls("getUpdates")) > polls, "the restarted bot polled", third)
+    stop(third, signal.SIGTERM)
+    assert telegram.sent_texts == ["Noted: water the plants."]
+    assert inbound_statuses(tmp_path) == ["done"]
+    assert len(anthropic.requests) == 2  # the killed run, and the one that answered
+
+
+def inbound_statuses(tmp_path: Path) -> list[str]:
+    """What the bus on disk says about every inbound message."""
+    db = tmp_path / "data" / "vaultbot.db"
+    if not db.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(db, timeout=5)) as conn:
+        return [row[0] for row in conn.execute("SELECT status FROM bus_messages WHERE topic = 'inbound' ORDER BY id")]
+
+
+def test_a_second_instance_on_the_same_token_says_so_and_exits(
+    tmp_path: Path, fakes: tuple[FakeTelegram, FakeAnthropic]
+) -> None:
+    telegram, anthropic = fakes
+    telegram.conflict = True
+    process = start(tmp_path, telegram, anthropic)
+    try:
+        process.wait(timeout=30)
+    finally:
+        stderr = (
+            stop(process, signal.SIGTERM)
+            if process.poll() is None
+            else (process.stderr.read() if process.stderr else "")
+        )
+        if process.stderr:
+            process.stderr.close()
+    assert process.returncode == 1
+    assert "another process is polling this bot token" in stderr
+    assert "Traceback" not in stderr
