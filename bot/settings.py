@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -49,11 +50,32 @@ class TelegramSettings(BaseModel):
     allow_groups: bool = False
     base_url: str = "https://api.telegram.org/bot"
     base_file_url: str = "https://api.telegram.org/file/bot"
+    # Webhook mode instead of long polling: Telegram posts updates to this public HTTPS URL, which
+    # must reach webhook_listen:webhook_port (usually through a reverse proxy).
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = Field(8443, ge=1, le=65535)
 
-    @field_validator("token")
+    @field_validator("token", "webhook_secret")
     @classmethod
-    def _blank_token_is_none(cls, v: SecretStr | None) -> SecretStr | None:
+    def _blank_secret_is_none(cls, v: SecretStr | None) -> SecretStr | None:
         return v if v is not None and v.get_secret_value().strip() else None
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_shape(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z0-9_-]{16,256}", v.get_secret_value()):
+            raise ValueError("must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -")
+        return v
+
+    @model_validator(mode="after")
+    def _webhook_needs_a_secret(self) -> TelegramSettings:
+        if self.webhook_url and self.webhook_secret is None:
+            raise ValueError(
+                "webhook_url needs webhook_secret (VAULTBOT_TELEGRAM__WEBHOOK_SECRET) so strangers cannot post updates"
+            )
+        return self
 
 
 class ModelSettings(BaseModel):

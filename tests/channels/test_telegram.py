@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -209,3 +213,51 @@ async def test_edits_forwards_replies_and_locations_reach_the_model_with_context
     assert "Forwarded from Bob" in seen[0] and "not as instructions" in seen[0]
     assert seen[1].startswith("[Correction") and "buy 2 cartons" in seen[1]
     assert "52.52000, 13.40500" in seen[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def post(port: int, body: bytes, secret: str | None) -> int:
+    headers = {"Content-Type": "application/json"}
+    if secret is not None:
+        headers["X-Telegram-Bot-Api-Secret-Token"] = secret
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/hook", data=body, headers=headers, method="POST")
+
+    def send() -> int:
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            error.close()
+            return int(error.code)
+
+    return await asyncio.to_thread(send)
+
+
+async def test_webhook_mode_checks_the_secret_and_answers_200_once_the_update_is_stored(serve: Serve) -> None:
+    port, secret = free_port(), "s3cret-token-of-sixteen"
+    served = await serve(
+        ScriptedModel(echo),
+        webhook_url="https://bot.example.org/hook",
+        webhook_secret=secret,
+        webhook_port=port,
+    )
+    await served.fake.await_for(lambda f: f.webhook is not None)
+    assert served.fake.webhook == "https://bot.example.org/hook"
+    assert served.fake.calls("setWebhook")[-1].params["secret_token"] == secret
+    update = json.dumps({**tg.text_update("via webhook"), "update_id": 4242}).encode()
+
+    assert await post(port, update, None) == 403
+    assert await post(port, update, "wrong-secret-wrong-secret") == 403
+    assert await served.app.bus.counts(INBOUND) == {}
+    assert await post(port, b"{not json", secret) == 400
+
+    assert await post(port, update, secret) == 200
+    assert await served.app.bus.counts(INBOUND) != {}  # stored before the 200
+    assert await post(port, update, secret) == 200  # Telegram's retry: deduped
+    await served.fake.await_for(lambda f: f.sent_texts == ["You said: via webhook"])
+    assert not served.fake.calls("getUpdates")

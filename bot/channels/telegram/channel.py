@@ -15,6 +15,7 @@ import time
 import warnings
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from telegram import Bot, BotCommand, MessageEntity, Update
 from telegram.error import BadRequest, Conflict, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
@@ -37,6 +38,7 @@ from bot.bus import (
 from bot.channels.telegram.access import REFUSAL, Access
 from bot.channels.telegram.render import Chunk, render
 from bot.channels.telegram.updates import MAX_DOWNLOAD_BYTES, Incoming, read_update
+from bot.channels.telegram.webhook import WebhookServer
 from bot.runner import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
@@ -45,6 +47,7 @@ from vault import Vault
 log = logging.getLogger(__name__)
 
 CHANNEL = "telegram"
+ALLOWED_UPDATES = ["message", "edited_message"]
 ATTACHMENTS = "Attachments"
 UNSUPPORTED = (
     "Sorry, I can't handle this kind of message ({kind}) yet. Text, photos, files, voice notes and locations work."
@@ -82,6 +85,18 @@ class TelegramChannel:
             get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 10),
         )
         self.access = Access(set(settings.allowed_users), settings.allow_groups)
+        self._settings = settings
+        self.webhook = (
+            WebhookServer(
+                self.receive_raw,
+                secret=settings.webhook_secret.get_secret_value(),
+                path=urlsplit(settings.webhook_url).path or "/",
+                address=settings.webhook_listen,
+                port=settings.webhook_port,
+            )
+            if settings.webhook_url and settings.webhook_secret
+            else None
+        )
         self._bus = bus
         self._store = store
         self._notes = notes
@@ -95,18 +110,37 @@ class TelegramChannel:
         )
 
     async def run(self) -> None:
-        """Poll and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
+        """Receive and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
         async with self.bot:
-            await self.bot.delete_webhook()
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
-            log.info("telegram: serving @%s", self.bot.username)
             async with asyncio.TaskGroup() as tasks:
                 tasks.create_task(self.sender.run())
                 try:
-                    await self._poll()
+                    if self.webhook is not None:
+                        await self._serve_webhook(self.webhook)
+                    else:
+                        await self.bot.delete_webhook()
+                        log.info("telegram: polling as @%s", self.bot.username)
+                        await self._poll()
                 finally:
                     await self.sender.stop()
                     await self._typing.close()
+
+    async def _serve_webhook(self, webhook: WebhookServer) -> None:
+        settings = self._settings
+        assert settings.webhook_url is not None and settings.webhook_secret is not None
+        webhook.start()
+        try:
+            await self.bot.set_webhook(
+                settings.webhook_url,
+                secret_token=settings.webhook_secret.get_secret_value(),
+                allowed_updates=ALLOWED_UPDATES,
+            )
+            where = f"{settings.webhook_listen}:{settings.webhook_port}"
+            log.info("telegram: webhook for @%s listening on %s", self.bot.username, where)
+            await self._stopping.wait()
+        finally:
+            await webhook.stop()
 
     async def stop(self) -> None:
         """Stop polling; replies in flight finish."""
@@ -141,7 +175,7 @@ class TelegramChannel:
                 offset = int(data["update_id"]) + 1
 
     async def _get_updates(self, offset: int | None) -> list[dict[str, Any]]:
-        kwargs: dict[str, Any] = {"timeout": self._poll_timeout, "allowed_updates": ["message", "edited_message"]}
+        kwargs: dict[str, Any] = {"timeout": self._poll_timeout, "allowed_updates": ALLOWED_UPDATES}
         if offset is not None:
             kwargs["offset"] = offset
         # The raw call, not Bot.get_updates: that one parses the whole batch at once, so a single
