@@ -14,14 +14,14 @@ GRACE_SECONDS = 10.0
 async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> None:
     """Handle each line in order, printing every reply before reading the next line."""
     channel = TerminalChannel(app.bus, out)
-    runner, printer = app.runner_worker(), channel.sender()
+    workers = [app.runner_worker(), *channel.workers()]
     async with asyncio.TaskGroup() as tasks:
-        tasks.create_task(runner.run())
-        tasks.create_task(printer.run())
+        for worker in workers:
+            tasks.create_task(worker.run())
         try:
             async for line in read_lines(stream, "you> " if interactive else None):
                 if line.strip():
                     await channel.settled(await channel.submit(line))
         finally:
-            await runner.stop(GRACE_SECONDS)
-            await printer.stop(GRACE_SECONDS)
+            for worker in workers:
+                await worker.stop(GRACE_SECONDS)

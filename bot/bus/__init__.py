@@ -1,7 +1,17 @@
 """The durable message bus: typed messages on SQLite topics, and the worker loop that consumes them."""
 
 from bot.bus.bus import Bus, Delivery, Published
-from bot.bus.models import EVENTS, INBOUND, OUTBOUND, Event, InboundMessage, OutboundMessage, Sender, outbound_topic
+from bot.bus.models import (
+    EVENTS,
+    INBOUND,
+    OUTBOUND,
+    Event,
+    InboundMessage,
+    OutboundMessage,
+    Sender,
+    events_topic,
+    outbound_topic,
+)
 from bot.bus.worker import Fatal, Handler, OnDead, Retry, Worker
 
 __all__ = [
@@ -20,5 +30,6 @@ __all__ = [
     "Retry",
     "Sender",
     "Worker",
+    "events_topic",
     "outbound_topic",
 ]

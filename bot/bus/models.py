@@ -16,12 +16,18 @@ __all__ = [
     "InboundMessage",
     "OutboundMessage",
     "Sender",
+    "events_topic",
     "outbound_topic",
 ]
 
 INBOUND = "inbound"
 OUTBOUND = "outbound"
 EVENTS = "events"
+
+
+def events_topic(channel: str) -> str:
+    """The events of runs on one channel, so that channel can tell its user."""
+    return f"{EVENTS}:{channel}"
 
 
 def outbound_topic(channel: str) -> str:
@@ -71,10 +77,15 @@ class OutboundMessage(BaseModel):
 
 
 class Event(BaseModel):
-    """Something that happened during a run (a failure pattern, a guard tripping)."""
+    """Something that happened during a run (``failure.detected``, ``run.escalated``, ``run.retrying``).
+
+    ``notice`` is the one short line the channel shows ``recipient``, when the user should know.
+    """
 
     type: str
     conversation: str
+    recipient: str
     run_id: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+    notice: str | None = None
     at: datetime = Field(default_factory=_utcnow)

@@ -13,7 +13,18 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TextIO
 
-from bot.bus import INBOUND, Bus, Delivery, InboundMessage, OutboundMessage, Sender, Worker, outbound_topic
+from bot.bus import (
+    INBOUND,
+    Bus,
+    Delivery,
+    Event,
+    InboundMessage,
+    OutboundMessage,
+    Sender,
+    Worker,
+    events_topic,
+    outbound_topic,
+)
 
 CHANNEL = "terminal"
 # How often the session re-checks whether a turn is finished when nothing changed in-process.
@@ -43,22 +54,34 @@ class TerminalChannel:
     async def deliver(self, delivery: Delivery) -> None:
         """Print one outbound message. Idempotent enough for a terminal: at most a reprint."""
         message = delivery.parse(OutboundMessage)
-        prefix = "vaultbot> " if message.kind == "reply" else "vaultbot (notice)> "
-        self._out.write(prefix + message.text.replace("\n", "\n          ") + "\n")
+        self._print("vaultbot> " if message.kind == "reply" else "vaultbot (notice)> ", message.text)
+
+    async def tell(self, delivery: Delivery) -> None:
+        """Print the one-line notice of a run's event (a failure pattern, an escalation), if it has one."""
+        event = delivery.parse(Event)
+        if event.notice:
+            self._print("vaultbot (notice)> ", event.notice)
+
+    def _print(self, prefix: str, text: str) -> None:
+        self._out.write(prefix + text.replace("\n", "\n          ") + "\n")
         self._out.flush()
 
-    def sender(self) -> Worker:
-        """The outbound worker that prints this channel's replies in order."""
-        return Worker(self._bus, outbound_topic(CHANNEL), self.deliver, concurrency=1, name="terminal")
+    def workers(self) -> list[Worker]:
+        """The workers that print this channel's replies and notices, each in order."""
+        return [
+            Worker(self._bus, outbound_topic(CHANNEL), self.deliver, concurrency=1, name="terminal"),
+            Worker(self._bus, events_topic(CHANNEL), self.tell, concurrency=1, name="terminal-events"),
+        ]
 
     async def settled(self, inbound_id: int) -> None:
-        """Return once the inbound message is finished and every reply to it is printed."""
-        topic = outbound_topic(CHANNEL)
+        """Return once the inbound message is finished and every reply and notice is printed."""
+        topics = (outbound_topic(CHANNEL), events_topic(CHANNEL))
         with self._bus.listen() as changed:
             while True:
                 changed.clear()
-                status = await self._bus.status(inbound_id)
-                if status in ("done", "dead") and not await self._bus.unfinished(topic, self.conversation):
+                if await self._bus.status(inbound_id) in ("done", "dead") and not any(
+                    [await self._bus.unfinished(topic, self.conversation) for topic in topics]
+                ):
                     return
                 # Woken by any change in this process; the timeout covers a worker in another one.
                 with contextlib.suppress(TimeoutError):

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bus import Bus, Delivery, Fatal, InboundMessage, Retry
+from bot.bus import Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
 from bot.db import Database
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.errors import ModelRejected, ModelUnavailable
@@ -35,13 +35,36 @@ class DeadLetter(Fatal):
 
 @dataclass
 class _Recorder:
-    """Writes a run's steps to the store (the loop's ``StepRecorder``)."""
+    """Writes a run's steps to the store and its events to the bus (the loop's ``StepRecorder``)."""
 
     store: Store
-    run_id: str
+    bus: Bus
+    context: ToolContext
 
     async def step(self, **fields: Any) -> None:
-        await self.store.add_step(self.run_id, **fields)
+        await self.store.add_step(self.context.run_id, **fields)
+
+    async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
+        context = self.context
+        await self.store.add_step(
+            context.run_id, kind="event", name=type, input={}, output=data, is_error=False, duration_ms=0.0
+        )
+        event = Event(
+            type=type,
+            conversation=context.conversation,
+            recipient=context.recipient,
+            run_id=context.run_id,
+            data=data,
+            notice=notice,
+        )
+        # Keyed by what happened, not by run: a re-run after a crash does not tell the user twice.
+        what = data.get("pattern") or data.get("signature") or data.get("attempt") or ""
+        await self.bus.publish(
+            events_topic(context.channel),
+            event,
+            conversation=context.conversation,
+            dedupe_key=f"{context.inbound_id}:{type}:{what}:{data.get('tool') or ''}",
+        )
 
 
 class TurnHandler:
@@ -101,7 +124,7 @@ class TurnHandler:
                 history=history,
                 text=message.text,
                 context=context,
-                recorder=_Recorder(self._store, context.run_id),
+                recorder=_Recorder(self._store, self._bus, context),
                 limits=self._limits,
             )
         except ModelUnavailable as exc:
@@ -150,6 +173,9 @@ class TurnHandler:
         )
         # Told once per message, on the first failure, not on every retry.
         await queue_notice(self._bus, context, UNREACHABLE, key="model-unreachable")
+        if not last:
+            data = {"attempt": delivery.attempts, "error": str(exc), "retry_after": exc.retry_after}
+            await _Recorder(self._store, self._bus, context).event("run.retrying", data)
         raise Retry(delay=exc.retry_after)
 
     async def _rejected(self, context: ToolContext, exc: ModelRejected) -> None:

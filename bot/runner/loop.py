@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 from bot.runner.guards import CallGuard, truncate_middle
 from bot.runner.model import ModelClient, ModelReply, Usage
-from bot.tools import Dispatcher, ToolContext, failure
+from bot.runner.watch import RunWatch, Verdict
+from bot.tools import Dispatcher, ToolContext, ToolOutcome, failure
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +34,17 @@ class StepRecorder(Protocol):
         """Record one step."""
         ...
 
+    async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
+        """Publish something that happened in the run (``failure.detected``, ``run.escalated``);
+        ``notice`` is the one line a channel shows the user, if any."""
+        ...
+
 
 @dataclass
 class RunResult:
     """How a run ended. ``messages`` is the turn to append to the conversation's history."""
 
-    status: str  # "completed" or "stopped" (by a guard)
+    status: str  # "completed", "stopped" (by a guard) or "escalated" (tools kept failing)
     final_text: str
     messages: list[dict[str, Any]]
     tools_called: list[str] = field(default_factory=list)
@@ -79,6 +85,7 @@ async def run_turn(
     turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
     result = RunResult(status="completed", final_text="", messages=turn)
     guard = CallGuard(limits.max_tool_calls)
+    watch = RunWatch(limits.max_tool_calls)
     while True:
         reply = await _call_model(model, system_blocks, [*history, *turn], tools, recorder)
         result.usage.add(reply.usage)
@@ -87,19 +94,40 @@ async def run_turn(
             result.final_text = reply.text
             return result
         results: list[dict[str, Any]] = []
+        hints: list[str] = []
         for call in reply.tool_uses:
             stop = result.reason or guard.admit(call["name"], call.get("input"))
             if stop:
-                result.status, result.reason = "stopped", stop
+                if result.status == "completed":
+                    result.status, result.reason = "stopped", stop
                 outcome = failure(f"Not run: {stop}.", "guard_stopped")
                 results.append(_tool_result(call["id"], outcome, is_error=True))
                 continue
             result.tools_called.append(call["name"])
-            results.append(await _call_tool(dispatcher, call, context, recorder))
-        turn.append({"role": "user", "content": results})
+            outcome = await _call_tool(dispatcher, call, context, recorder)
+            results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error))
+            verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
+            hints += verdict.hints
+            await _report(verdict, recorder)
+            if verdict.end_run:
+                result.status, result.reason = "escalated", verdict.end_run
+        # Hints follow the tool results in the same message, where the model reads them next.
+        turn.append({"role": "user", "content": results + [{"type": "text", "text": h} for h in hints]})
         if result.reason:
-            log.warning("! run %s stopped: %s", context.run_id, result.reason)
+            log.warning("! run %s %s: %s", context.run_id, result.status, result.reason)
             return result
+
+
+async def _report(verdict: Verdict, recorder: StepRecorder) -> None:
+    for finding in verdict.findings:
+        await recorder.event("failure.detected", finding.as_event(), notice=f"⚠ {finding.description}")
+    if verdict.escalation is not None:
+        escalation = verdict.escalation
+        await recorder.event(
+            "run.escalated",
+            {"signature": escalation.signature, "attempts": escalation.attempts, "message": escalation.message},
+            notice=f"⚠ {escalation.message}",
+        )
 
 
 async def _call_model(
@@ -126,7 +154,7 @@ async def _call_model(
 
 async def _call_tool(
     dispatcher: Dispatcher, call: dict[str, Any], context: ToolContext, recorder: StepRecorder
-) -> dict[str, Any]:
+) -> ToolOutcome:
     started = time.perf_counter()
     outcome = await dispatcher.call(call["name"], call.get("input"), context)
     duration_ms = (time.perf_counter() - started) * 1000
@@ -139,7 +167,7 @@ async def _call_tool(
         duration_ms=duration_ms,
     )
     log.debug("tool %s %.1fms error=%s run=%s", call["name"], duration_ms, outcome.is_error, context.run_id)
-    return _tool_result(call["id"], outcome.result, is_error=outcome.is_error)
+    return outcome
 
 
 def _tool_result(tool_use_id: str, result: dict[str, Any], *, is_error: bool) -> dict[str, Any]:

@@ -20,9 +20,13 @@ class Steps:
 
     def __init__(self) -> None:
         self.steps: list[dict[str, Any]] = []
+        self.events: list[tuple[str, dict[str, Any], str | None]] = []
 
     async def step(self, **fields: Any) -> None:
         self.steps.append(fields)
+
+    async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
+        self.events.append((type, data, notice))
 
 
 @pytest.fixture
@@ -59,10 +63,13 @@ async def test_several_tool_calls_in_one_response_all_run_and_the_model_sees_eve
     result, steps = await turn(app, model)
     assert result.success and result.final_text == "Saved it."
     assert result.tools_called == ["vault_write", "vault_read", "no_such_tool"]
-    results = model.calls[1][-1]["content"]
-    assert [b["type"] for b in results] == ["tool_result"] * 3
+    content = model.calls[1][-1]["content"]
+    results = [b for b in content if b["type"] == "tool_result"]
+    assert [b["type"] for b in content[:3]] == ["tool_result"] * 3  # results first, then hints
     assert [b.get("is_error", False) for b in results] == [False, True, True]
     assert json.loads(results[1]["content"])["error_type"] == "path_not_allowed"
+    hints = [b["text"] for b in content[3:]]
+    assert any("vault_read error (path_not_allowed) is permanent" in h for h in hints)
     assert [(s["kind"], s["name"]) for s in steps.steps] == [
         ("model", "scripted"),
         ("tool", "vault_write"),

@@ -27,12 +27,14 @@ from bot.bus import (
     INBOUND,
     Bus,
     Delivery,
+    Event,
     Fatal,
     InboundMessage,
     OutboundMessage,
     Retry,
     Sender,
     Worker,
+    events_topic,
     outbound_topic,
 )
 from bot.channels.telegram.access import REFUSAL, Access
@@ -108,6 +110,9 @@ class TelegramChannel:
         self.sender = Worker(
             bus, outbound_topic(CHANNEL), self.deliver, concurrency=8, max_attempts=max_attempts, name=CHANNEL
         )
+        self.notifier = Worker(
+            bus, events_topic(CHANNEL), self.tell, concurrency=4, max_attempts=max_attempts, name=f"{CHANNEL}-events"
+        )
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
@@ -115,6 +120,7 @@ class TelegramChannel:
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             async with asyncio.TaskGroup() as tasks:
                 tasks.create_task(self.sender.run())
+                tasks.create_task(self.notifier.run())
                 try:
                     if self.webhook is not None:
                         await self._serve_webhook(self.webhook)
@@ -124,6 +130,7 @@ class TelegramChannel:
                         await self._poll()
                 finally:
                     await self.sender.stop()
+                    await self.notifier.stop()
                     await self._typing.close()
 
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
@@ -309,6 +316,14 @@ class TelegramChannel:
             await self._bus.set_progress(delivery.id, index + 1)
         if message.kind == "reply":
             self._typing.stop(chat_id)
+
+    async def tell(self, delivery: Delivery) -> None:
+        """Show the user the one-line notice of a run's event, if it has one."""
+        event = delivery.parse(Event)
+        if event.notice:
+            chat_id = int(event.recipient)
+            await self._pace(chat_id)
+            await self._send(chat_id, Chunk(event.notice))
 
     async def _pace(self, chat_id: int) -> None:
         # Telegram allows about one message a second to one chat; keep under it instead of collecting 429s.
