@@ -112,3 +112,35 @@ def test_doctor_says_what_works(tmp_path: Path) -> None:
     assert "vault" in done.stdout.lower() and "database" in done.stdout.lower()
     assert "capture mode" in done.stdout.lower()
     assert "secret-token" not in done.stdout + done.stderr
+
+
+def chat_with_model(tmp_path: Path, fake: FakeAnthropic, line: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {"ANTHROPIC_API_KEY": "sk-ant-cli", "ANTHROPIC_BASE_URL": fake.base_url, **env}
+    return vaultbot(tmp_path, "chat", stdin=line + "\n", env=full_env)
+
+
+def test_a_tool_that_keeps_failing_is_told_to_the_user_in_one_line_each(tmp_path: Path) -> None:
+    inputs = [{"folder": "../outside", "title": f"x{i}", "content": "y"} for i in range(3)]
+    escapes = [api.tool_use(("vault_write", escape)) for escape in inputs]
+    with FakeAnthropic() as fake:
+        fake.enqueue(*escapes, api.text("I can't save there."))
+        done = chat_with_model(tmp_path, fake, "save it outside")
+    assert done.returncode == 0, done.stderr
+    notices = [line for line in done.stdout.splitlines() if line.startswith("vaultbot (notice)> ⚠")]
+    assert len(notices) == 3
+    assert any("failed 3 times in a row" in n for n in notices)
+    assert any("refused by policy" in n for n in notices)
+    assert any("keeps failing" in n for n in notices)
+    assert done.stdout.splitlines()[-1] == "vaultbot> I can't save there."
+    assert not (tmp_path / "data" / "outside").exists()
+
+
+def test_a_model_stuck_in_a_loop_is_stopped_with_a_reason(tmp_path: Path) -> None:
+    same = ("vault_search", {"query": "milk"})
+    with FakeAnthropic() as fake:
+        fake.handler = lambda body: api.tool_use(same)
+        done = chat_with_model(tmp_path, fake, "find milk")
+    assert done.returncode == 0, done.stderr
+    assert "I stopped here: vault_search was called with the same input 3 times" in done.stdout
+    runs = json.loads(vaultbot(tmp_path, "runs", "--json").stdout)
+    assert runs[0]["status"] == "stopped" and "same input" in runs[0]["reason"]

@@ -30,7 +30,7 @@ class CallGuard:
         key = name + ":" + json.dumps(tool_input, sort_keys=True, separators=(",", ":"), default=str)
         self._recent.append(key)
         if self._recent.count(key) >= REPEAT_LIMIT:
-            return f"{name} was called with the same input {REPEAT_LIMIT} times in a row of {REPEAT_WINDOW} calls"
+            return f"{name} was called with the same input {REPEAT_LIMIT} times within {REPEAT_WINDOW} calls"
         self.calls += 1
         return None
 

@@ -137,7 +137,8 @@ class RunWatch:
                     tool,
                 )
             )
-        if len(recent) == REPEAT and len({c.result for c in recent}) == 1:
+        # Identical failures are the repeated error above; identical successes are no progress.
+        if len(recent) == REPEAT and not any(c.is_error for c in recent) and len({c.result for c in recent}) == 1:
             found.append(
                 Finding(
                     "no_progress",

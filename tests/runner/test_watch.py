@@ -1,0 +1,160 @@
+"""Failure detection and error judgement, alone and inside real runs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from bot.app import App
+from bot.runner import Limits, run_turn
+from bot.runner.watch import RunWatch, classify
+from bot.tools import ToolContext, build_dispatcher, failure
+from tests.fakes.flaky_tools import FlakyTools
+from tests.fakes.scripted_model import ScriptedModel, call, say
+from tests.runner.test_loop import Steps
+
+OK = {"success": True}
+
+
+def broken(error_type: str = "storage_error") -> dict[str, Any]:
+    return failure("it broke", error_type, retryable=error_type == "storage_error")
+
+
+@pytest.mark.parametrize(
+    ("error_type", "retryable", "kind"),
+    [
+        ("path_not_allowed", False, "permanent"),
+        ("invalid_input", False, "permanent"),
+        ("unknown_tool", False, "permanent"),
+        ("storage_error", True, "transient"),
+        ("internal_error", True, "transient"),
+        ("changed_on_disk", False, "replan"),
+        ("not_found", False, "replan"),
+    ],
+)
+def test_tool_errors_are_sorted_by_whether_retrying_can_help(error_type: str, retryable: bool, kind: str) -> None:
+    assert classify(error_type, retryable) == kind
+
+
+def test_the_same_tool_failing_three_times_in_a_row_is_a_pattern_reported_once() -> None:
+    watch = RunWatch(max_tool_calls=50)
+    assert watch.after_tool("vault_write", broken(), True).findings == []
+    assert watch.after_tool("vault_write", broken(), True).findings == []
+    third = watch.after_tool("vault_write", broken(), True)
+    assert [f.pattern for f in third.findings] == ["repeated_tool_error"]
+    assert third.findings[0].tool == "vault_write"
+    assert third.hints and all(h.startswith("[vaultbot]") for h in third.hints)
+    assert watch.after_tool("vault_write", broken(), True).findings == []  # already reported
+
+
+def test_identical_results_three_times_is_no_progress() -> None:
+    watch = RunWatch(max_tool_calls=50)
+    watch.after_tool("vault_search", {"success": True, "results": []}, False)
+    watch.after_tool("vault_list", {"success": True, "results": []}, False)
+    verdict = watch.after_tool("vault_search", {"success": True, "results": []}, False)
+    assert [f.pattern for f in verdict.findings] == ["no_progress"]
+
+
+def test_one_call_before_the_cap_is_reported() -> None:
+    watch = RunWatch(max_tool_calls=3)
+    watch.after_tool("vault_read", {"success": True, "n": 1}, False)
+    verdict = watch.after_tool("vault_read", {"success": True, "n": 2}, False)
+    assert [f.pattern for f in verdict.findings] == ["cap_approaching"]
+
+
+def test_three_policy_refusals_are_a_rejection_loop() -> None:
+    watch = RunWatch(max_tool_calls=50)
+    watch.after_tool("vault_read", broken("path_not_allowed"), True)
+    watch.after_tool("vault_write", broken("path_not_allowed"), True)
+    verdict = watch.after_tool("vault_list", broken("path_not_allowed"), True)
+    assert "rejection_loop" in [f.pattern for f in verdict.findings]
+    assert any("permanent" in h for h in verdict.hints)
+
+
+def test_a_signature_escalates_after_three_attempts_and_two_escalations_end_the_run() -> None:
+    watch = RunWatch(max_tool_calls=50)
+    verdicts = [watch.after_tool("vault_write", broken(), True) for _ in range(3)]
+    assert [v.escalation is not None for v in verdicts] == [False, False, True]
+    assert verdicts[2].escalation and verdicts[2].escalation.signature == "vault_write:storage_error"
+    assert verdicts[2].end_run is None
+    for _ in range(2):
+        watch.after_tool("vault_search", broken("internal_error"), True)
+    last = watch.after_tool("vault_search", broken("internal_error"), True)
+    assert last.escalation is not None and last.end_run == "2 different tools kept failing"
+
+
+# Inside a run, with the dispatcher double
+
+
+@pytest.fixture
+async def app(make_app: Callable[..., Awaitable[App]]) -> App:
+    return await make_app()
+
+
+async def run(app: App, model: ScriptedModel, tools: FlakyTools, limits: Limits | None = None) -> tuple[Any, Steps]:
+    steps = Steps()
+    context = ToolContext(conversation="c", channel="terminal", recipient="ann", run_id="r", inbound_id="in-1")
+    result = await run_turn(
+        model=model,
+        dispatcher=tools,
+        system="s",
+        history=[],
+        text="go",
+        context=context,
+        recorder=steps,  # type: ignore[arg-type]
+        limits=limits or Limits(),
+    )
+    return result, steps
+
+
+async def test_a_failure_injected_once_is_retried_by_the_model_and_the_run_completes(app: App) -> None:
+    tools = FlakyTools(build_dispatcher(app.notes, app.bus, app.store))
+    tools.fail("vault_write", on=1)
+    write = ("vault_write", {"folder": "Inbox", "title": "Milk", "content": "oat"})
+    model = ScriptedModel()
+    model.enqueue(call(write), call(write), call(("send_message", {"text": "Saved."})), say(""))
+    result, steps = await run(app, model, tools)
+    assert result.status == "completed"
+    assert tools.notes == {"Inbox/Milk.md": "oat"} and tools.sent == ["Saved."]
+    assert steps.events == []  # one transient failure is no pattern
+
+
+async def test_a_tool_that_keeps_failing_is_detected_escalated_and_the_loop_goes_on(app: App) -> None:
+    tools = FlakyTools(build_dispatcher(app.notes, app.bus, app.store))
+    tools.fail("vault_write", always=True)
+    write = ("vault_write", {"folder": "Inbox", "title": "Milk", "content": "oat"})
+    model = ScriptedModel()
+    model.enqueue(
+        call(write),
+        call(write),
+        call(("vault_write", {"folder": "Inbox", "title": "Milk 2", "content": "oat"})),
+        call(("send_message", {"text": "I could not save it."})),
+        say(""),
+    )
+    result, steps = await run(app, model, tools)
+    assert result.status == "completed"  # detection informs, it does not interrupt
+    types = [t for t, _, _ in steps.events]
+    assert types == ["failure.detected", "run.escalated"]
+    _, detected, notice = steps.events[0]
+    assert detected["pattern"] == "repeated_tool_error" and detected["tool"] == "vault_write"
+    assert detected["suggested_action"] and notice and notice.startswith("⚠")
+    hints = [b["text"] for b in model.calls[3][-1]["content"] if b["type"] == "text"]
+    assert any("failed 3 times in a row" in h for h in hints)
+    assert tools.sent == ["I could not save it."]
+
+
+async def test_too_many_escalations_end_the_run_as_escalated(app: App) -> None:
+    tools = FlakyTools(build_dispatcher(app.notes, app.bus, app.store))
+    tools.fail("vault_write", always=True)
+    tools.fail("vault_read", always=True, error_type="internal_error")
+    model = ScriptedModel(
+        lambda messages: call(
+            ("vault_write", {"folder": "", "title": f"t{len(messages)}", "content": "x"}),
+            ("vault_read", {"path": f"p{len(messages)}"}),
+        )
+    )
+    result, _ = await run(app, model, tools)
+    assert result.status == "escalated"
+    assert result.reason == "2 different tools kept failing"
