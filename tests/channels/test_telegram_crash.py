@@ -77,40 +77,63 @@ def stop(process: subprocess.Popen[str], sig: int) -> str:
     return stderr
 
 
+WRITE = ("vault_write", {"folder": "Tasks", "title": "Water the plants", "content": "- [ ] water the plants"})
+# Where the first process dies: (what the model answers at each step of the turn, the step whose
+# request it is waiting on when it is killed, the reply the user must get exactly once).
+CRASH_POINTS = {
+    "before the model answers": ([api.text("Noted: water the plants.")], 0, "Noted: water the plants."),
+    "between two tool calls": (
+        [api.tool_use(WRITE), api.tool_use(("send_message", {"text": "Saved to Tasks."})), api.text("")],
+        1,
+        "Saved to Tasks.",
+    ),
+    "after the reply is queued, before the ack": (
+        [api.tool_use(("send_message", {"text": "On it."})), api.text("")],
+        1,
+        "On it.",
+    ),
+}
+
+
+@pytest.mark.parametrize("point", list(CRASH_POINTS))
 def test_a_message_interrupted_by_sigkill_is_answered_exactly_once_after_restart(
-    tmp_path: Path, fakes: tuple[FakeTelegram, FakeAnthropic]
+    tmp_path: Path, fakes: tuple[FakeTelegram, FakeAnthropic], point: str
 ) -> None:
     telegram, anthropic = fakes
-    model_called = threading.Event()
+    steps, crash_step, reply = CRASH_POINTS[point]
+    waiting = threading.Event()
     release = threading.Event()
 
     def answer(body: dict[str, Any]) -> api.Canned:
-        model_called.set()
-        release.wait(timeout=30)  # the first process dies while it waits here
-        return api.text("Noted: water the plants.")
+        step = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        if step == crash_step and not release.is_set():
+            waiting.set()
+            release.wait(timeout=30)  # the first process dies while it waits here
+        return steps[step]
 
     anthropic.handler = answer
     telegram.push_update(tg.text_update("remind me to water the plants"))
 
     first = start(tmp_path, telegram, anthropic)
-    wait_until(model_called.is_set, "the model was called", first)
+    wait_until(waiting.is_set, "the turn reached the crash point", first)
     stop(first, signal.SIGKILL)
     release.set()
 
     second = start(tmp_path, telegram, anthropic)
-    wait_until(lambda: len(telegram.sent) >= 1, "the reply was sent", second)
     wait_until(lambda: inbound_statuses(tmp_path) == ["done"], "the message was finished", second)
+    wait_until(lambda: len(telegram.sent) >= 1, "the reply was sent", second)
     errors = stop(second, signal.SIGTERM)
     assert second.returncode == 0, errors
-    assert telegram.sent_texts == ["Noted: water the plants."]
+    assert telegram.sent_texts == [reply]
 
     third = start(tmp_path, telegram, anthropic)
     polls = len(telegram.calls("getUpdates"))
     wait_until(lambda: len(telegram.calls("getUpdates")) > polls, "the restarted bot polled", third)
     stop(third, signal.SIGTERM)
-    assert telegram.sent_texts == ["Noted: water the plants."]
+    assert telegram.sent_texts == [reply]
     assert inbound_statuses(tmp_path) == ["done"]
-    assert len(anthropic.requests) == 2  # the killed run, and the one that answered
+    notes = list((tmp_path / "data" / "vault").rglob("*.md"))
+    assert len(notes) == (1 if point == "between two tool calls" else 0)
 
 
 def inbound_statuses(tmp_path: Path) -> list[str]:
