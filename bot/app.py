@@ -49,6 +49,7 @@ class App:
             system=system,
             limits=Limits(max_tool_calls=settings.model.max_tool_calls),
             history_turns=settings.model.history_turns,
+            history_tokens=settings.model.history_tokens,
             max_attempts=settings.bus.max_attempts,
             mode=mode,
             commands=CommandRunner(

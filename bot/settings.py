@@ -84,7 +84,10 @@ class ModelSettings(BaseModel):
     name: str = Field("claude-sonnet-4-5", min_length=1)
     max_tokens: int = Field(2048, ge=1, le=64_000)
     max_tool_calls: int = Field(20, ge=1, le=500, description="Cap on tool calls in one run.")
-    history_turns: int = Field(20, ge=0, le=1000, description="Past turns given to the model.")
+    history_turns: int = Field(20, ge=0, le=1000, description="Past turns given to the model at most.")
+    history_tokens: int = Field(
+        12_000, ge=0, le=500_000, description="Token budget for past turns; older turns are dropped."
+    )
     sdk_max_retries: int = Field(1, ge=0, le=5, description="Retries inside the SDK; the bus retries beyond.")
     timeout: float = Field(120.0, gt=0, description="Seconds before one model request gives up.")
     system_prompt: Path = Field(

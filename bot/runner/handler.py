@@ -18,6 +18,7 @@ from bot.bus import Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_t
 from bot.db import Database
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.errors import ModelRejected, ModelUnavailable
+from bot.runner.history import fit
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient
 from bot.store import Store
@@ -81,6 +82,7 @@ class TurnHandler:
         system: str,
         limits: Limits,
         history_turns: int,
+        history_tokens: int,
         max_attempts: int,
         mode: str,
         commands: CommandRunner,
@@ -93,6 +95,7 @@ class TurnHandler:
         self._system = system
         self._limits = limits
         self._history_turns = history_turns
+        self._history_tokens = history_tokens
         self._max_attempts = max_attempts
         self._mode = mode
         self._commands = commands
@@ -115,7 +118,8 @@ class TurnHandler:
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             await self._finish(delivery, context, result)
             return
-        history = await self._store.load_history(message.conversation, self._history_turns)
+        turns = await self._store.load_history(message.conversation, self._history_turns)
+        history = fit(turns, self._history_tokens)
         try:
             result = await run_turn(
                 model=self._model,

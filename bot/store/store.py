@@ -39,8 +39,8 @@ class Store:
         )
         return changed > 0
 
-    async def load_history(self, conversation: str, max_turns: int) -> list[dict[str, Any]]:
-        """The last ``max_turns`` turns of a conversation as one list of messages, oldest first.
+    async def load_history(self, conversation: str, max_turns: int) -> list[list[dict[str, Any]]]:
+        """The last ``max_turns`` turns of a conversation (each a list of messages), oldest first.
 
         Only the newest turns are read (an index walk backwards), so the cost does not grow with
         the conversation's length.
@@ -56,7 +56,7 @@ class Store:
             """,
             {"c": conversation, "n": max_turns},
         )
-        return [message for row in reversed(rows) for message in json.loads(row["messages"])]
+        return [json.loads(row["messages"]) for row in reversed(rows)]
 
     async def reset_history(self, conversation: str) -> None:
         """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""
