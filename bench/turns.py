@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sqlite3
 import statistics
@@ -98,6 +99,30 @@ async def scenario(root: Path, name: str, model: Callable[[list[dict[str, Any]]]
     print(f"{name:<11} {CONCURRENT_CONVERSATIONS} conversations  {summary(concurrent, conc_rate)}")
 
 
+async def history_scenario(root: Path, lengths: tuple[int, ...] = (10, 1_000, 10_000), turns: int = 200) -> None:
+    """A plain turn in a conversation that already has ``length`` turns: the cost must not grow."""
+    for length in lengths:
+        folder = root / f"history-{length}"
+        settings = Settings(_env_file=None, vault={"path": folder / "vault"}, store={"path": folder / "vaultbot.db"})
+        app = await App.open(settings, model=ScriptedModel(plain))
+        past = json.dumps([{"role": "user", "content": "old"}, {"role": "assistant", "content": "reply"}])
+        async with app.db.transaction() as tx:
+            for i in range(length):
+                await tx.execute(
+                    "INSERT INTO turns (conversation, inbound_id, messages, created_at) VALUES ('long', ?, ?, '')",
+                    (f"old-{i}", past),
+                )
+        worker = app.runner_worker()
+        running = asyncio.create_task(worker.run())
+        try:
+            latencies = [await turn(app, "long", f"new {i}") for i in range(turns)]
+        finally:
+            await worker.stop(5)
+            await running
+            await app.close()
+        print(f"history {length:>6} turns  p50 {pct(latencies, 50):6.2f} ms  p95 {pct(latencies, 95):6.2f} ms")
+
+
 def summary(latencies: list[float], rate: float) -> str:
     return f"p50 {pct(latencies, 50):6.2f} ms  p95 {pct(latencies, 95):6.2f} ms  {rate:6.0f} turns/s"
 
@@ -139,6 +164,7 @@ async def main() -> None:
         floor(root)
         await scenario(root, "plain turn", plain, args.turns)
         await scenario(root, "tool turn", with_tools, args.turns)
+        await history_scenario(root)
 
 
 if __name__ == "__main__":
