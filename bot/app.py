@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from bot.bus import INBOUND, Bus, Worker
 from bot.db import Database
 from bot.runner import AnthropicModel, CaptureModel, CommandRunner, Limits, ModelClient, TurnHandler, load_system_prompt
+from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
 from bot.store import Store
 from bot.tools import build_dispatcher
@@ -25,6 +26,7 @@ class App:
     notes: Vault
     model: ModelClient
     handler: TurnHandler
+    summarizer: AuditSummarizer | None
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None) -> App:
@@ -39,6 +41,7 @@ class App:
             await db.close()
             raise
         dispatcher = build_dispatcher(notes, bus, store)
+        summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
         handler = TurnHandler(
             db=db,
@@ -52,11 +55,12 @@ class App:
             history_tokens=settings.model.history_tokens,
             max_attempts=settings.bus.max_attempts,
             mode=mode,
+            summarizer=summarizer,
             commands=CommandRunner(
                 dispatcher=dispatcher, store=store, inbox=settings.vault.inbox, mode=mode, model_name=model.name
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler)
+        return cls(settings, db, bus, store, notes, model, handler, summarizer)
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""
@@ -74,10 +78,12 @@ class App:
         )
 
     async def close(self) -> None:
-        """Release the model's connections and the database."""
+        """Release the models' connections and the database."""
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()
+        if self.summarizer is not None:
+            await self.summarizer.close()
         await self.db.close()
 
 
@@ -85,11 +91,23 @@ def build_model(settings: Settings) -> ModelClient:
     """Claude when an API key is set, else capture mode."""
     if settings.anthropic_api_key is None:
         return CaptureModel(settings.vault.inbox)
+    return _claude(settings, settings.model.name, settings.model.max_tokens)
+
+
+def build_summarizer(settings: Settings) -> AuditSummarizer | None:
+    """The audit trail's summariser, when a summary model is set and there is a key to run it."""
+    if settings.anthropic_api_key is None or not settings.model.summary_model:
+        return None
+    return AuditSummarizer(_claude(settings, settings.model.summary_model, max_tokens=200))
+
+
+def _claude(settings: Settings, name: str, max_tokens: int) -> AnthropicModel:
+    assert settings.anthropic_api_key is not None
     return AnthropicModel(
         api_key=settings.anthropic_api_key.get_secret_value(),
         base_url=settings.anthropic_base_url,
-        model=settings.model.name,
-        max_tokens=settings.model.max_tokens,
+        model=name,
+        max_tokens=max_tokens,
         max_retries=settings.model.sdk_max_retries,
         timeout=settings.model.timeout,
     )

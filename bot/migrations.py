@@ -197,7 +197,12 @@ def m003_resets_and_progress(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_bus, m002_store, m003_resets_and_progress]
+def m004_step_summaries(conn: sqlite3.Connection) -> None:
+    """A short summary of a long step, written by a small model, kept beside the raw output."""
+    conn.execute("ALTER TABLE steps ADD COLUMN summary TEXT")
+
+
+MIGRATIONS: list[Migration] = [m001_bus, m002_store, m003_resets_and_progress, m004_step_summaries]
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:

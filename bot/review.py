@@ -92,7 +92,7 @@ def run_detail(run: dict[str, Any]) -> str:
                 "error" if s["is_error"] else "ok",
                 f"{s['duration_ms']:.1f}",
                 _cut(json.dumps(s["input"], ensure_ascii=False, default=str), 50),
-                _cut(json.dumps(s["output"], ensure_ascii=False, default=str), 60),
+                _cut(s.get("summary") or json.dumps(s["output"], ensure_ascii=False, default=str), 60),
             ]
             for s in run.get("steps", [])
         ],

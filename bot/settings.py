@@ -88,6 +88,9 @@ class ModelSettings(BaseModel):
     history_tokens: int = Field(
         12_000, ge=0, le=500_000, description="Token budget for past turns; older turns are dropped."
     )
+    summary_model: str | None = Field(
+        None, description="A small model that summarises long steps for the audit trail; off when unset."
+    )
     sdk_max_retries: int = Field(1, ge=0, le=5, description="Retries inside the SDK; the bus retries beyond.")
     timeout: float = Field(120.0, gt=0, description="Seconds before one model request gives up.")
     system_prompt: Path = Field(

@@ -55,7 +55,7 @@ class AnthropicModel:
                 max_tokens=self._max_tokens,
                 system=system,  # type: ignore[arg-type]
                 messages=messages,  # type: ignore[arg-type]
-                tools=tools,  # type: ignore[arg-type]
+                **({"tools": tools} if tools else {}),  # type: ignore[arg-type]
             )
         except anthropic.APIStatusError as exc:
             raise _classify(exc) from None

@@ -21,6 +21,7 @@ from bot.runner.errors import ModelRejected, ModelUnavailable
 from bot.runner.history import fit
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient
+from bot.runner.summary import AuditSummarizer
 from bot.store import Store
 from bot.tools import Dispatcher, ToolContext, queue_notice, queue_reply
 
@@ -41,9 +42,11 @@ class _Recorder:
     store: Store
     bus: Bus
     context: ToolContext
+    summarizer: AuditSummarizer | None = None
 
     async def step(self, **fields: Any) -> None:
-        await self.store.add_step(self.context.run_id, **fields)
+        summary = await self.summarizer.summarize(fields["output"]) if self.summarizer else None
+        await self.store.add_step(self.context.run_id, summary=summary, **fields)
 
     async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
         context = self.context
@@ -86,6 +89,7 @@ class TurnHandler:
         max_attempts: int,
         mode: str,
         commands: CommandRunner,
+        summarizer: AuditSummarizer | None = None,
     ) -> None:
         self._db = db
         self._bus = bus
@@ -99,6 +103,7 @@ class TurnHandler:
         self._max_attempts = max_attempts
         self._mode = mode
         self._commands = commands
+        self._summarizer = summarizer
 
     async def __call__(self, delivery: Delivery) -> None:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -128,7 +133,7 @@ class TurnHandler:
                 history=history,
                 text=message.text,
                 context=context,
-                recorder=_Recorder(self._store, self._bus, context),
+                recorder=_Recorder(self._store, self._bus, context, self._summarizer),
                 limits=self._limits,
             )
         except ModelUnavailable as exc:

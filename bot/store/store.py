@@ -90,13 +90,15 @@ class Store:
         is_error: bool,
         duration_ms: float,
         usage: dict[str, int] | None = None,
+        summary: str | None = None,
     ) -> None:
-        """Append one model call or tool call to a run's audit trail."""
+        """Append one model call, tool call or event to a run's audit trail."""
         await self._db.execute(
             """
-            INSERT INTO steps (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, created_at)
+            INSERT INTO steps
+                (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, summary, created_at)
             VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM steps WHERE run_id = ?),
-                    ?, ?, ?, ?, ?, ?, ?, ?)
+                    ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             (
                 run_id,
@@ -108,6 +110,7 @@ class Store:
                 int(is_error),
                 duration_ms,
                 None if usage is None else _json(usage),
+                summary,
                 now_iso(),
             ),
         )

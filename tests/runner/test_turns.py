@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -154,3 +155,33 @@ async def test_the_api_key_never_reaches_the_audit_trail(app: App, fake_anthropi
     rows = [*await app.db.fetchall("SELECT * FROM runs"), *await app.db.fetchall("SELECT * FROM steps")]
     dump = json.dumps([dict(r) for r in rows], default=str)
     assert "sk-ant-test-secret" not in dump
+
+
+@pytest.mark.parametrize("summariser_works", [True, False])
+async def test_long_steps_are_summarised_for_the_audit_trail_and_a_failure_changes_nothing(
+    make_app: AppFactory, fake_anthropic: FakeAnthropic, summariser_works: bool
+) -> None:
+    app = await make_app(
+        anthropic_api_key="sk-ant-test-secret",
+        anthropic_base_url=fake_anthropic.base_url,
+        model={"name": "claude-test", "summary_model": "claude-small", "sdk_max_retries": 0},
+    )
+    (app.notes.root / "Long.md").write_text("word " * 3000)
+    script = iter([api.tool_use(("vault_read", {"path": "Long"})), api.text("It is a long note.")])
+
+    def answer(body: dict[str, Any]) -> api.Canned:
+        if body["model"] == "claude-small":
+            return api.text("A note repeating one word.") if summariser_works else api.status(500)
+        return next(script)
+
+    fake_anthropic.handler = answer
+    await send(app, "what is in Long?")
+    await run_inbox(app)
+    [run] = await app.store.list_runs()
+    assert run["status"] == "completed"
+    detail = await app.store.get_run(run["id"])
+    assert detail is not None
+    [read] = [s for s in detail["steps"] if s["name"] == "vault_read"]
+    assert read["output"]["content"].count("word") == 3000  # the raw content is kept
+    assert read["summary"] == ("A note repeating one word." if summariser_works else None)
+    assert [m.text for m in await outbox(app)] == ["It is a long note."]
