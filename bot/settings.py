@@ -81,7 +81,7 @@ class TelegramSettings(BaseModel):
 class ModelSettings(BaseModel):
     """The model and the limits of one run."""
 
-    name: str = Field("claude-sonnet-4-5", min_length=1)
+    name: str = Field("claude-sonnet-5", min_length=1)
     max_tokens: int = Field(2048, ge=1, le=64_000)
     max_tool_calls: int = Field(20, ge=1, le=500, description="Cap on tool calls in one run.")
     history_turns: int = Field(20, ge=0, le=1000, description="Past turns given to the model at most.")

@@ -6,6 +6,7 @@ The model is the real ``anthropic`` SDK talking HTTP to a fake Messages API on 1
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -185,3 +186,51 @@ async def test_long_steps_are_summarised_for_the_audit_trail_and_a_failure_chang
     assert read["output"]["content"].count("word") == 3000  # the raw content is kept
     assert read["summary"] == ("A note repeating one word." if summariser_works else None)
     assert [m.text for m in await outbox(app)] == ["It is a long note."]
+
+
+async def test_a_rate_limit_is_retried_after_the_time_the_api_asks_for(app: App, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(api.status(429, "rate_limit_error", {"retry-after": "0.3"}), api.text("Back again."))
+    await send(app, "hello")
+    await run_inbox(app)
+    assert [m.text for m in await outbox(app) if m.kind == "reply"] == ["Back again."]
+    [failed] = [r for r in await app.store.list_runs() if r["status"] == "failed"]
+    detail = await app.store.get_run(failed["id"])
+    assert detail is not None
+    [retrying] = [s for s in detail["steps"] if s["name"] == "run.retrying"]
+    assert retrying["output"]["retry_after"] == 0.3
+
+
+@pytest.mark.parametrize(
+    ("code", "error_type", "told"),
+    [
+        (402, "billing_error", "spend limit"),
+        (400, "invalid_request_error", "rejected the request"),
+        (403, "permission_error", "permissions"),
+    ],
+)
+async def test_permanent_model_errors_are_not_retried(
+    app: App, fake_anthropic: FakeAnthropic, code: int, error_type: str, told: str
+) -> None:
+    fake_anthropic.handler = lambda body: api.status(code, error_type)
+    await send(app, "hello?")
+    await run_inbox(app)
+    assert len(fake_anthropic.requests) == 1
+    [notice] = await outbox(app)
+    assert told in notice.text
+    assert await app.bus.counts(INBOUND) == {"dead": 1}
+
+
+async def test_an_unreachable_api_is_transient(make_app: AppFactory) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    app = await make_app(
+        anthropic_api_key="sk-ant-test-secret",
+        anthropic_base_url=f"http://127.0.0.1:{closed_port}",
+        model={"sdk_max_retries": 0, "timeout": 5},
+    )
+    await send(app, "anyone there?")
+    await run_inbox(app)
+    texts = [m.text for m in await outbox(app)]
+    assert texts[0] == UNREACHABLE and "after 3 attempts" in texts[1]
+    assert [r["status"] for r in await app.store.list_runs()] == ["dead_lettered", "failed", "failed"]
