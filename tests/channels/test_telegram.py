@@ -20,7 +20,7 @@ from bot.channels.telegram.access import REFUSAL
 from bot.channels.telegram.render import utf16_len
 from bot.runner import ModelReply
 from tests.fakes import telegram_server as tg
-from tests.fakes.scripted_model import ScriptedModel, say
+from tests.fakes.scripted_model import ScriptedModel, call, say
 from tests.fakes.telegram_server import FakeTelegram
 
 ANN = 42
@@ -261,3 +261,16 @@ async def test_webhook_mode_checks_the_secret_and_answers_200_once_the_update_is
     assert await post(port, update, secret) == 200  # Telegram's retry: deduped
     await served.fake.await_for(lambda f: f.sent_texts == ["You said: via webhook"])
     assert not served.fake.calls("getUpdates")
+
+
+async def test_failure_events_from_the_runner_reach_the_user_as_one_line_each(serve: Serve) -> None:
+    escapes = [call(("vault_read", {"path": f"../secret{i}"})) for i in range(3)]
+    model = ScriptedModel()
+    model.enqueue(*escapes, say("I can't read outside your vault."))
+    served = await serve(model)
+    served.fake.push_update(tg.text_update("read my secrets"))
+    await served.fake.await_for(lambda f: "I can't read outside your vault." in f.sent_texts)
+    await served.fake.await_for(lambda f: len([t for t in f.sent_texts if t.startswith("⚠")]) == 3)
+    warnings = [t for t in served.fake.sent_texts if t.startswith("⚠")]
+    assert all("\n" not in w and len(w) < 200 for w in warnings)
+    assert any("refused by policy" in w for w in warnings)
