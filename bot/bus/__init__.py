@@ -12,9 +12,10 @@ from bot.bus.models import (
     events_topic,
     outbound_topic,
 )
-from bot.bus.worker import Fatal, Handler, OnDead, Retry, Worker
+from bot.bus.worker import ACKED, Fatal, Handler, OnDead, Retry, Worker
 
 __all__ = [
+    "ACKED",
     "EVENTS",
     "INBOUND",
     "OUTBOUND",

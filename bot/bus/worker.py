@@ -1,6 +1,7 @@
 """The worker loop, after arq: claim due messages, run a handler on each, settle the outcome.
 
-A handler settles its message by returning (ack), raising :class:`Retry` (nack with a delay),
+A handler settles its message by returning (ack; or returning :data:`ACKED` when it acked the
+message itself, inside the transaction that recorded its results), raising :class:`Retry` (nack with a delay),
 raising :class:`Fatal` (dead-letter now) or raising anything else (logged, retried with
 exponential backoff and jitter). After ``max_attempts`` the message is dead-lettered and
 ``on_dead`` is told. While a handler runs, its lease is extended, so only a worker that really
@@ -18,11 +19,14 @@ from collections.abc import Awaitable, Callable
 
 from bot.bus.bus import Bus, Delivery
 
-__all__ = ["Fatal", "Handler", "OnDead", "Retry", "Worker"]
+__all__ = ["ACKED", "Fatal", "Handler", "OnDead", "Retry", "Worker"]
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Delivery], Awaitable[None]]
+# Returned by a handler that acked its message itself, so the worker need not ack again.
+ACKED = True
+
+Handler = Callable[[Delivery], Awaitable[bool | None]]
 OnDead = Callable[[Delivery, BaseException], Awaitable[None]]
 
 
@@ -131,7 +135,7 @@ class Worker:
             return
         heartbeat = asyncio.create_task(self._heartbeat(delivery.id))
         try:
-            await self.handler(delivery)
+            acked = await self.handler(delivery)
         except asyncio.CancelledError:
             # Stopped before finishing: hand the message back at once for redelivery.
             await asyncio.shield(self.bus.nack(delivery.id, error="worker stopped"))
@@ -144,7 +148,8 @@ class Worker:
             log.exception("handler failed on %s#%s (attempt %s)", self.topic, delivery.id, delivery.attempts)
             await self._retry(delivery, exc, None)
         else:
-            await self.bus.ack(delivery.id)
+            if acked is not ACKED:
+                await self.bus.ack(delivery.id)
         finally:
             heartbeat.cancel()
 

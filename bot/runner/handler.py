@@ -12,9 +12,9 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
-from bot.bus import Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
+from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
 from bot.db import Database
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.errors import ModelRejected, ModelUnavailable
@@ -105,7 +105,7 @@ class TurnHandler:
         self._commands = commands
         self._summarizer = summarizer
 
-    async def __call__(self, delivery: Delivery) -> None:
+    async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
         message = delivery.parse(InboundMessage)
         context = _context(message, run_id=uuid.uuid4().hex)
@@ -122,7 +122,7 @@ class TurnHandler:
             answered = await self._commands.run(command, context)
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             await self._finish(delivery, context, result)
-            return
+            return ACKED
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens)
         try:
@@ -140,16 +140,16 @@ class TurnHandler:
             await self._unavailable(delivery, context, exc)
         except ModelRejected as exc:
             await self._rejected(context, exc)
-        else:
-            await self._finish(delivery, context, result)
-            log.info(
-                "← %s run=%s %s %.1fms tools=%s",
-                delivery.id,
-                context.run_id,
-                result.status,
-                (time.perf_counter() - started) * 1000,
-                ",".join(result.tools_called) or "-",
-            )
+        await self._finish(delivery, context, result)
+        log.info(
+            "← %s run=%s %s %.1fms tools=%s",
+            delivery.id,
+            context.run_id,
+            result.status,
+            (time.perf_counter() - started) * 1000,
+            ",".join(result.tools_called) or "-",
+        )
+        return ACKED
 
     async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
         async with self._db.transaction():
@@ -170,7 +170,7 @@ class TurnHandler:
             )
             await self._bus.ack(delivery.id)
 
-    async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> None:
+    async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> NoReturn:
         last = delivery.attempts >= self._max_attempts
         await self._store.finish_run(
             context.run_id,
@@ -187,7 +187,7 @@ class TurnHandler:
             await _Recorder(self._store, self._bus, context).event("run.retrying", data)
         raise Retry(delay=exc.retry_after)
 
-    async def _rejected(self, context: ToolContext, exc: ModelRejected) -> None:
+    async def _rejected(self, context: ToolContext, exc: ModelRejected) -> NoReturn:
         await self._store.finish_run(
             context.run_id, status="failed", reason=str(exc), usage={}, tools_called=[], final_text=None
         )
