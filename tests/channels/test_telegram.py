@@ -274,3 +274,14 @@ async def test_failure_events_from_the_runner_reach_the_user_as_one_line_each(se
     warnings = [t for t in served.fake.sent_texts if t.startswith("⚠")]
     assert all("\n" not in w and len(w) < 200 for w in warnings)
     assert any("refused by policy" in w for w in warnings)
+
+
+async def test_a_voice_note_is_filed_with_a_line_saying_there_is_no_transcript(serve: Serve) -> None:
+    served = await serve()  # capture mode
+    served.fake.add_file("vo1", b"OggS-voice", file_path="voice/file_2.oga")
+    served.fake.push_update(tg.voice_update("vo1", duration=4, file_size=10, message_id=31))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    assert (served.app.notes.root / "Attachments" / "voice 31.ogg").read_bytes() == b"OggS-voice"
+    [note] = list((served.app.notes.root / "Inbox").glob("*.md"))
+    text = note.read_text()
+    assert "![[Attachments/voice 31.ogg]]" in text and "without a transcript" in text
