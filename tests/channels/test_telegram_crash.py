@@ -31,6 +31,22 @@ def fakes() -> Iterator[tuple[FakeTelegram, FakeAnthropic]]:
         yield telegram, anthropic
 
 
+@pytest.fixture(autouse=True)
+def no_process_left_behind() -> Iterator[None]:
+    """A failing assertion must not leave a `vaultbot run` polling in the background."""
+    yield
+    for process in _started:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+        if process.stderr and not process.stderr.closed:
+            process.stderr.close()
+    _started.clear()
+
+
+_started: list[subprocess.Popen[str]] = []
+
+
 def start(tmp_path: Path, telegram: FakeTelegram, anthropic: FakeAnthropic) -> subprocess.Popen[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("VAULTBOT_", "ANTHROPIC_"))}
     env = {
@@ -45,7 +61,7 @@ def start(tmp_path: Path, telegram: FakeTelegram, anthropic: FakeAnthropic) -> s
         "VAULTBOT_MODEL__SDK_MAX_RETRIES": "0",
         "VAULTBOT_BUS__LEASE_SECONDS": "1",
     }
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "bot", "run"],
         cwd=tmp_path,
         env=env,
@@ -53,6 +69,8 @@ def start(tmp_path: Path, telegram: FakeTelegram, anthropic: FakeAnthropic) -> s
         stderr=subprocess.PIPE,
         text=True,
     )
+    _started.append(process)
+    return process
 
 
 def wait_until(condition: Callable[[], bool], what: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
