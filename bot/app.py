@@ -32,12 +32,15 @@ class App:
     async def open(cls, settings: Settings, *, model: ModelClient | None = None) -> App:
         """Open the store and vault and build the runner. ``model`` replaces the configured one."""
         db = await Database.open(settings.store.path)
+        notes: Vault | None = None
         try:
             bus, store = Bus(db), Store(db)
             notes = await asyncio.to_thread(Vault, settings.vault.path)
             model = model or build_model(settings)
             system = await asyncio.to_thread(load_system_prompt, settings.model.system_prompt)
         except BaseException:
+            if notes is not None:
+                await asyncio.to_thread(notes.close)
             await db.close()
             raise
         dispatcher = build_dispatcher(notes, bus, store)
@@ -84,6 +87,7 @@ class App:
             await close()
         if self.summarizer is not None:
             await self.summarizer.close()
+        await asyncio.to_thread(self.notes.close)
         await self.db.close()
 
 

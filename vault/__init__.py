@@ -1,7 +1,7 @@
 """A folder of Obsidian-compatible Markdown notes, kept safe from paths that try to leave it."""
 
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed, VaultError
-from vault.notes import Listing, Note, NoteSummary, SearchHit, WriteResult
+from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
 from vault.vault import Vault
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "NoteSummary",
     "PathNotAllowed",
     "SearchHit",
+    "SyncReport",
     "Vault",
     "VaultError",
     "WriteResult",

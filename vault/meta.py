@@ -56,3 +56,12 @@ def title_of(meta: dict[str, Any], stem: str) -> str:
     """The front matter title if there is a usable one, else the file name."""
     title = meta.get("title")
     return title.strip() if isinstance(title, str) and title.strip() else stem
+
+
+def clean_aliases(aliases: Any) -> list[str]:
+    """Obsidian's ``aliases`` (a list or a single string) as a list of non-empty strings."""
+    if isinstance(aliases, str):
+        aliases = [aliases]
+    if not isinstance(aliases, list):
+        return []
+    return [str(alias).strip() for alias in aliases if str(alias).strip()]

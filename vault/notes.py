@@ -52,3 +52,12 @@ class SearchHit:
     path: str
     title: str
     snippet: str
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What a sync of the search index with the disk did."""
+
+    indexed: int
+    removed: int
+    seconds: float

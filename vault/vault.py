@@ -6,15 +6,17 @@ import datetime as dt
 import difflib
 import hashlib
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from vault import frontmatter, meta
-from vault import search as scan
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed
 from vault.files import exclusive_lock, write_atomic
-from vault.notes import Listing, Note, NoteSummary, SearchHit, WriteResult
+from vault.index import Entry, Index, match_expression
+from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
 from vault.paths import NOTE_SUFFIX, confine, is_inside, note_stem, show
 
 MODES = ("create", "append", "replace")
@@ -26,12 +28,116 @@ _MAX_COPIES = 999
 class Vault:
     """Reads and writes notes under ``root``, never outside it."""
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, *, max_staleness: float = 1.0) -> None:
+        """Open the vault at ``root`` (created if missing) and bring its search index up to date.
+
+        ``max_staleness`` is how old (in seconds) the index may be when a search or listing
+        answers: edits made outside vaultbot (in Obsidian, by a sync) are picked up by a check of
+        the disk at most that often; vaultbot's own writes are indexed at once.
+        """
         path = Path(root).expanduser()
         path.mkdir(parents=True, exist_ok=True)
         self.root = path.resolve()
+        self.max_staleness = max_staleness
         # (mtime_ns, size) of each file as this instance last read or wrote it, to spot outside edits.
         self._seen: dict[Path, tuple[int, int]] = {}
+        self._index = Index(self.root / PRIVATE_DIR / "index.db")
+        self._sync_lock = threading.Lock()
+        self._synced_at: float | None = None
+        self.sync()
+
+    def close(self) -> None:
+        """Close the search index."""
+        self._index.close()
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- index -------------------------------------------------------------------------
+
+    def sync(self) -> SyncReport:
+        """Bring the search index in line with the disk: re-read only files whose size or mtime
+        changed, and forget files deleted or renamed outside vaultbot."""
+        with self._sync_lock:
+            started = time.monotonic()
+            known = self._index.known()
+            changed: list[Entry] = []
+            present: set[str] = set()
+            for rel, stat in self._scan():
+                present.add(rel)
+                if known.get(rel) != (stat.st_size, stat.st_mtime_ns):
+                    entry = self._entry(rel, stat)
+                    if entry is not None:
+                        changed.append(entry)
+            removed = [rel for rel in known if rel not in present]
+            if changed or removed:
+                self._index.update(changed, removed)
+            self._synced_at = started
+            return SyncReport(indexed=len(changed), removed=len(removed), seconds=round(time.monotonic() - started, 4))
+
+    def _fresh(self) -> None:
+        if self._synced_at is None or time.monotonic() - self._synced_at >= self.max_staleness:
+            self.sync()
+
+    def _scan(self) -> Iterator[tuple[str, os.stat_result]]:
+        # scandir, not os.walk with Path objects: a stat walk of a large vault must stay cheap.
+        # Hidden entries are skipped and symlinked folders never entered; a symlinked note counts
+        # only if it resolves inside the vault.
+        prefix = len(str(self.root)) + 1
+        stack = [str(self.root)]
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                        continue
+                    if not entry.name.lower().endswith(NOTE_SUFFIX):
+                        continue
+                    if entry.is_symlink():
+                        if not is_inside(self.root, Path(entry.path).resolve()):
+                            continue
+                        stat = os.stat(entry.path)
+                    else:
+                        stat = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # gone between listing and stat: the next sync sees the truth
+                yield entry.path[prefix:].replace(os.sep, "/"), stat
+
+    def _entry(self, rel: str, stat: os.stat_result) -> Entry | None:
+        try:
+            text = (self.root / rel).read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        front, body = frontmatter.parse(text)
+        stem = rel.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)]
+        updated = meta.as_datetime(front.get("updated")) or dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC)
+        return Entry(
+            path=rel,
+            size=stat.st_size,
+            mtime_ns=stat.st_mtime_ns,
+            title=meta.title_of(front, stem),
+            tags=meta.clean_tags(front.get("tags")),
+            aliases=meta.clean_aliases(front.get("aliases")),
+            updated=meta.iso(updated),
+            body=body,
+        )
+
+    def _reindex(self, path: Path) -> None:
+        rel = self._rel(path)
+        try:
+            entry = self._entry(rel, path.stat())
+        except OSError:
+            entry = None
+        self._index.update([entry] if entry else [], [] if entry else [rel])
 
     # --- paths -------------------------------------------------------------------------
 
@@ -191,6 +297,7 @@ class Vault:
     def _store(self, path: Path, text: str, *, exclusive: bool = False) -> None:
         write_atomic(path, text.encode("utf-8"), exclusive=exclusive)
         self._seen[path.resolve()] = _signature(path)
+        self._reindex(path)
 
     def _load(self, path: Path) -> tuple[dict[str, Any], str]:
         text = path.read_bytes().decode("utf-8", errors="replace")
@@ -241,22 +348,23 @@ class Vault:
         return Note(self._rel(found), meta.title_of(front, found.stem), body, front)
 
     def _match_title(self, bare: str) -> Path | None:
+        self._fresh()
         wanted = {bare.casefold(), note_stem(bare.rsplit("/", 1)[-1]).casefold()}
-        for path in sorted(self._iter_notes()):
-            rel = self._rel(path)[: -len(NOTE_SUFFIX)].casefold()
-            if rel in wanted or path.stem.casefold() in wanted:
-                return path
-        for path in sorted(self._iter_notes()):
-            if meta.title_of(self._load(path)[0], path.stem).casefold() in wanted:
-                return path
+        names = self._index.names()
+        for path, _, _ in names:
+            bare_path = path[: -len(NOTE_SUFFIX)]
+            if bare_path.casefold() in wanted or bare_path.rsplit("/", 1)[-1].casefold() in wanted:
+                return self.root / path
+        for path, title, aliases in names:
+            if title.casefold() in wanted or any(alias.casefold() in wanted for alias in aliases):
+                return self.root / path
         return None
 
     def _not_found_message(self, query: str, bare: str) -> str:
         names: dict[str, str] = {}
-        for path in self._iter_notes():
-            rel = self._rel(path)
-            names.setdefault(rel[: -len(NOTE_SUFFIX)].casefold(), rel)
-            names.setdefault(path.stem.casefold(), rel)
+        for path, title, aliases in self._index.names():
+            for name in (path[: -len(NOTE_SUFFIX)], path.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)], title, *aliases):
+                names.setdefault(name.casefold(), path)
         close = difflib.get_close_matches(bare.casefold(), list(names), n=6, cutoff=0.6)
         suggestions = list(dict.fromkeys(names[name] for name in close))[:3]
         message = f"No note {show(query)} in the vault."
@@ -273,51 +381,43 @@ class Vault:
         directory = self.resolve(folder)
         if not directory.is_dir():
             raise NoteNotFound(f"No folder {show(folder)} in the vault.")
-        notes: list[tuple[dt.datetime, NoteSummary]] = []
-        folders: list[str] = []
-        for entry in directory.iterdir():
-            if entry.name.startswith(".") or not is_inside(self.root, entry.resolve()):
-                continue
-            if entry.is_dir():
-                folders.append(self._rel(entry))
-            elif entry.is_file() and entry.suffix.lower() == NOTE_SUFFIX:
-                notes.append(self._summary(entry))
-        notes.sort(key=lambda item: (item[0], item[1].path), reverse=True)
-        chosen = notes if limit is None else notes[:limit]
-        return Listing([summary for _, summary in chosen], sorted(folders))
+        self._fresh()
+        relative = "" if directory == self.root else self._rel(directory)
+        notes = [
+            NoteSummary(path, title, tags, updated)
+            for path, title, tags, updated in self._index.listing(relative, limit)
+        ]
+        folders = []
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if (
+                    not entry.name.startswith(".")
+                    and entry.is_dir()
+                    and is_inside(self.root, Path(entry.path).resolve())
+                ):
+                    folders.append(self._rel(Path(entry.path)))
+        return Listing(notes, sorted(folders))
 
-    def _summary(self, path: Path) -> tuple[dt.datetime, NoteSummary]:
-        front, _ = self._load(path)
-        updated = meta.as_datetime(front.get("updated"))
-        if updated is None:
-            updated = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
-        title, tags = meta.title_of(front, path.stem), meta.clean_tags(front.get("tags"))
-        return updated, NoteSummary(self._rel(path), title, tags, meta.iso(updated))
-
-    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
-        """Notes containing every word of ``query``, ranked by where the words appear."""
+    def search(
+        self, query: str, limit: int = 10, *, tags: list[str] | None = None, folder: str | None = None
+    ) -> list[SearchHit]:
+        """The best matches for ``query`` in titles, bodies and tags, optionally only with all
+        ``tags`` or under ``folder``; every word must match, the last one also as a prefix."""
         if not query.strip():
             raise InvalidNote("Give some words to search for.")
         if limit < 1:
             raise InvalidNote("The search limit must be at least 1.")
-        return scan.search(self._documents(), query, limit)
-
-    def _documents(self) -> Iterator[scan.Document]:
-        for path in self._iter_notes():
-            front, body = self._load(path)
-            title, tags = meta.title_of(front, path.stem), meta.clean_tags(front.get("tags"))
-            yield scan.Document(self._rel(path), title, tags, body)
-
-    def _iter_notes(self) -> Iterator[Path]:
-        # Symlinked folders are not entered, so a link cannot lead the walk outside the vault.
-        for current, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [name for name in dirnames if not name.startswith(".")]
-            for name in filenames:
-                if name.startswith(".") or not name.lower().endswith(NOTE_SUFFIX):
-                    continue
-                path = Path(current, name)
-                if is_inside(self.root, path.resolve()):
-                    yield path
+        if folder:
+            directory = self.resolve(folder)
+            folder = "" if directory == self.root else self._rel(directory)
+        expression = match_expression(query)
+        if expression is None:
+            return []
+        self._fresh()
+        return [
+            SearchHit(path, title, snippet)
+            for path, title, snippet in self._index.search(expression, limit, tags=tags, folder=folder or None)
+        ]
 
 
 def _names_by_casefold(directory: Path) -> dict[str, str]:

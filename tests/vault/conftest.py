@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,10 @@ from vault import Vault
 
 
 @pytest.fixture
-def notes(tmp_path: Path) -> Vault:
-    return Vault(tmp_path / "vault")
+def notes(tmp_path: Path) -> Iterator[Vault]:
+    """A vault that checks the disk before every answer, as these tests change files behind its back."""
+    with Vault(tmp_path / "vault", max_staleness=0) as vault:
+        yield vault
 
 
 @pytest.fixture

@@ -1,0 +1,171 @@
+"""The search index: one SQLite file in the vault's private folder, FTS5 over title, body and tags.
+
+It is a cache of the Markdown files, never the source of truth: it can be deleted at any time and
+is rebuilt from the disk. Rows carry each file's size and mtime so a sync re-reads only what changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+# Title matches weigh most, then tags, then the body (bm25 weights, in column order).
+_WEIGHTS = (10.0, 1.0, 4.0)
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SNIPPET_TOKENS = 24
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    id       INTEGER PRIMARY KEY,
+    path     TEXT NOT NULL UNIQUE,
+    folder   TEXT NOT NULL,
+    size     INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    title    TEXT NOT NULL,
+    tags     TEXT NOT NULL,
+    aliases  TEXT NOT NULL,
+    updated  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_by_folder ON files (folder, updated);
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(title, body, tags, tokenize = 'unicode61');
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the index keeps about one note."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    title: str
+    tags: list[str]
+    aliases: list[str]
+    updated: str
+    body: str
+
+    @property
+    def folder(self) -> str:
+        """The note's folder, vault-relative ("" for the root)."""
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+
+def match_expression(query: str) -> str | None:
+    """``query`` as a safe FTS5 expression: every word quoted, all required, the last as a prefix.
+
+    Quoting each word means no user input is ever read as FTS5 syntax (AND, NEAR, *, -, :).
+    """
+    words = _WORD.findall(query)
+    if not words:
+        return None
+    quoted = ['"' + word.replace('"', '""') + '"' for word in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+class Index:
+    """The FTS5 index of one vault. Thread-safe: the vault is used from worker threads."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA busy_timeout=5000")
+            self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._conn.close()
+
+    def known(self) -> dict[str, tuple[int, int]]:
+        """(size, mtime_ns) of every indexed note by path."""
+        with self._lock:
+            return {row[0]: (row[1], row[2]) for row in self._conn.execute("SELECT path, size, mtime_ns FROM files")}
+
+    def update(self, entries: Iterable[Entry], removed: Iterable[str] = ()) -> None:
+        """Index (or re-index) ``entries`` and forget ``removed`` paths, in one transaction."""
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for path in removed:
+                    self._delete(path)
+                for entry in entries:
+                    self._delete(entry.path)
+                    cursor = conn.execute(
+                        "INSERT INTO files (path, folder, size, mtime_ns, title, tags, aliases, updated) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            entry.path,
+                            entry.folder,
+                            entry.size,
+                            entry.mtime_ns,
+                            entry.title,
+                            json.dumps(entry.tags, ensure_ascii=False),
+                            json.dumps(entry.aliases, ensure_ascii=False),
+                            entry.updated,
+                        ),
+                    )
+                    conn.execute(
+                        "INSERT INTO notes_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
+                        (cursor.lastrowid, entry.title, entry.body, " ".join(entry.tags)),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _delete(self, path: str) -> None:
+        row = self._conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            self._conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (row[0],))
+            self._conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+
+    def search(
+        self, expression: str, limit: int, *, tags: list[str] | None = None, folder: str | None = None
+    ) -> list[tuple[str, str, str]]:
+        """(path, title, snippet) of the best matches, best first."""
+        sql = [
+            "SELECT f.path, f.title, snippet(notes_fts, 1, '', '', '…', ?) FROM notes_fts",
+            "JOIN files f ON f.id = notes_fts.rowid WHERE notes_fts MATCH ?",
+        ]
+        params: list[object] = [_SNIPPET_TOKENS, expression]
+        for tag in tags or []:
+            sql.append("AND EXISTS (SELECT 1 FROM json_each(f.tags) WHERE lower(value) = lower(?))")
+            params.append(tag.lstrip("#"))
+        if folder:
+            sql.append("AND (f.folder = ? OR f.folder LIKE ? ESCAPE '\\')")
+            params += [folder, _like_prefix(folder)]
+        sql.append(f"ORDER BY bm25(notes_fts, {', '.join(map(str, _WEIGHTS))}), f.path LIMIT ?")
+        params.append(limit)
+        with self._lock:
+            return [(r[0], r[1], " ".join(r[2].split())) for r in self._conn.execute(" ".join(sql), params)]
+
+    def listing(self, folder: str, limit: int | None) -> list[tuple[str, str, list[str], str]]:
+        """(path, title, tags, updated) of the notes directly in ``folder``, newest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT path, title, tags, updated FROM files WHERE folder = ? ORDER BY updated DESC, path DESC "
+                "LIMIT ?",
+                (folder, -1 if limit is None else limit),
+            ).fetchall()
+        return [(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
+
+    def names(self) -> list[tuple[str, str, list[str]]]:
+        """(path, title, aliases) of every note, for finding a note by its title."""
+        with self._lock:
+            rows = self._conn.execute("SELECT path, title, aliases FROM files ORDER BY path").fetchall()
+        return [(r[0], r[1], json.loads(r[2])) for r in rows]
+
+
+def _like_prefix(folder: str) -> str:
+    escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "/%"
