@@ -94,7 +94,10 @@ class App:
 def build_model(settings: Settings) -> ModelClient:
     """Claude when an API key is set, else capture mode."""
     if settings.anthropic_api_key is None:
-        return CaptureModel(settings.vault.inbox)
+        vault = settings.vault
+        return CaptureModel(
+            vault.inbox, daily=(vault.daily_folder, vault.daily_pattern) if vault.capture_to == "daily" else None
+        )
     return _claude(settings, settings.model.name, settings.model.max_tokens)
 
 

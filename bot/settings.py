@@ -10,7 +10,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -34,6 +34,11 @@ class VaultSettings(BaseModel):
 
     path: Path = Path("./data/vault")
     inbox: str = Field("Inbox", min_length=1, description="Folder that capture mode files messages into.")
+    capture_to: Literal["inbox", "daily"] = Field(
+        "inbox", description="Capture mode: a note per message in the inbox, or a line in the day's note."
+    )
+    daily_folder: str = Field("Daily", min_length=1)
+    daily_pattern: str = Field("%Y-%m-%d", min_length=1, description="strftime pattern naming the day's note.")
 
 
 class StoreSettings(BaseModel):

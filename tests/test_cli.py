@@ -144,3 +144,14 @@ def test_a_model_stuck_in_a_loop_is_stopped_with_a_reason(tmp_path: Path) -> Non
     assert "I stopped here: vault_search was called with the same input 3 times" in done.stdout
     runs = json.loads(vaultbot(tmp_path, "runs", "--json").stdout)
     assert runs[0]["status"] == "stopped" and "same input" in runs[0]["reason"]
+
+
+def test_capture_into_the_daily_note(tmp_path: Path) -> None:
+    done = vaultbot(
+        tmp_path, "chat", stdin="first thought\nsecond thought\n", env={"VAULTBOT_VAULT__CAPTURE_TO": "daily"}
+    )
+    assert done.returncode == 0, done.stderr
+    [note] = list((tmp_path / "data" / "vault" / "Daily").glob("*.md"))
+    text = note.read_text()
+    assert "first thought" in text and "second thought" in text
+    assert done.stdout.count(f"Saved to Daily/{note.name} in your vault.") == 2

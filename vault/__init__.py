@@ -2,7 +2,7 @@
 
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed, VaultError
 from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
-from vault.vault import Vault
+from vault.vault import Vault, daily_entry
 
 __all__ = [
     "InvalidNote",
@@ -18,4 +18,5 @@ __all__ = [
     "Vault",
     "VaultError",
     "WriteResult",
+    "daily_entry",
 ]

@@ -303,6 +303,16 @@ class Vault:
         text = path.read_bytes().decode("utf-8", errors="replace")
         return frontmatter.parse(text)
 
+    # --- daily note --------------------------------------------------------------------
+
+    def daily_note(
+        self, text: str, *, folder: str = "Daily", pattern: str = "%Y-%m-%d", when: dt.datetime | None = None
+    ) -> WriteResult:
+        """Add ``text`` as a timestamped line to the day's note (named by ``pattern``, a strftime
+        format), creating the note on its first line of the day; never creates an empty note."""
+        title, line = daily_entry(text, pattern=pattern, when=when)
+        return self.write(folder, title, line, tags=["daily"], mode="append", source="daily")
+
     # --- attachments -------------------------------------------------------------------
 
     def save_attachment(self, folder: str, name: str, data: bytes) -> str:
@@ -441,3 +451,17 @@ def _attachment_name(name: str) -> tuple[str, str]:
     if not dot or not suffix.isalnum() or len(suffix) > 10:
         stem, suffix = name, ""
     return note_stem(stem or "attachment"), f".{suffix.lower()}" if suffix else ""
+
+
+def daily_entry(text: str, *, pattern: str = "%Y-%m-%d", when: dt.datetime | None = None) -> tuple[str, str]:
+    """The day's note title (``pattern`` applied to the local date) and the timestamped line for ``text``."""
+    if not text.strip():
+        raise InvalidNote("A daily note entry needs some text.")
+    moment = (when or dt.datetime.now(dt.UTC)).astimezone()
+    try:
+        title = moment.strftime(pattern)
+    except ValueError as exc:
+        raise InvalidNote(f"The daily note pattern {show(pattern)} is not a date format ({exc}).") from exc
+    if not title.strip():
+        raise InvalidNote(f"The daily note pattern {show(pattern)} gives an empty title.")
+    return title, f"- {moment:%H:%M} " + " ".join(text.split())

@@ -11,18 +11,21 @@ import json
 from typing import Any
 
 from bot.runner.model import ModelReply
+from vault import daily_entry
 
 TITLE_CHARS = 60
 ENABLE_HINT = "Capture mode is on: set ANTHROPIC_API_KEY to turn on the assistant (see the README)."
 
 
 class CaptureModel:
-    """A :class:`~bot.runner.model.ModelClient` that files each message as a note in the inbox."""
+    """A :class:`~bot.runner.model.ModelClient` that files each message as a note in the inbox, or,
+    with ``daily`` set to a (folder, strftime pattern), as a timestamped line in the day's note."""
 
     name = "capture"
 
-    def __init__(self, inbox: str) -> None:
+    def __init__(self, inbox: str, *, daily: tuple[str, str] | None = None) -> None:
         self._inbox = inbox
+        self._daily = daily
 
     async def complete(
         self, *, system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -35,18 +38,20 @@ class CaptureModel:
 
     def _file(self, text: str) -> list[dict[str, Any]]:
         title = title_from(text)
+        write: dict[str, Any] = {"folder": self._inbox, "title": title, "content": text, "tags": ["inbox"]}
+        summary = f"Captured to the inbox: {title}"
+        if self._daily is not None and text.strip():
+            folder, pattern = self._daily
+            day, line = daily_entry(text, pattern=pattern)
+            write = {"folder": folder, "title": day, "content": line, "tags": ["daily"], "mode": "append"}
+            summary = f"Captured to the daily note {day}: {title}"
         return [
-            {
-                "type": "tool_use",
-                "id": "capture_write",
-                "name": "vault_write",
-                "input": {"folder": self._inbox, "title": title, "content": text, "tags": ["inbox"]},
-            },
+            {"type": "tool_use", "id": "capture_write", "name": "vault_write", "input": write},
             {
                 "type": "tool_use",
                 "id": "capture_log",
                 "name": "log_interaction",
-                "input": {"summary": f"Captured to the inbox: {title}", "category": "capture"},
+                "input": {"summary": summary, "category": "capture"},
             },
         ]
 

@@ -1,0 +1,133 @@
+"""Full-text search on the FTS5 index, and the index staying true to the disk."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import pytest
+
+from vault import InvalidNote, Vault, daily_entry
+
+
+def write_by_hand(notes: Vault, rel: str, text: str) -> Path:
+    """A note written behind the vault's back, as Obsidian or a sync would."""
+    path = notes.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def paths(hits: list) -> list[str]:
+    return [hit.path for hit in hits]
+
+
+def test_a_title_match_ranks_above_a_body_match_and_snippets_show_the_match(notes: Vault) -> None:
+    notes.write("", "Groceries", "eggs and bread")
+    notes.write("", "Weekend plan", "remember groceries on saturday, then the long walk by the river")
+    hits = notes.search("groceries")
+    assert paths(hits) == ["Groceries.md", "Weekend plan.md"]
+    assert "groceries on saturday" in hits[1].snippet and "\n" not in hits[1].snippet
+
+
+def test_every_word_must_match_and_the_last_word_matches_as_a_prefix(notes: Vault) -> None:
+    notes.write("", "Plumber", "call the plumber about the leaking tap")
+    notes.write("", "Tap dance", "lessons on thursday")
+    assert paths(notes.search("plumber leak")) == ["Plumber.md"]
+    assert paths(notes.search("leaking zebra")) == []
+
+
+def test_tag_and_folder_filters(notes: Vault) -> None:
+    notes.write("Work", "Budget", "numbers for the budget", tags=["finance"])
+    notes.write("Home", "Budget at home", "household budget", tags=["family"])
+    notes.write("Work/Old", "Budget 2020", "old budget")
+    assert paths(notes.search("budget", tags=["finance"])) == ["Work/Budget.md"]
+    assert sorted(paths(notes.search("budget", folder="Work"))) == ["Work/Budget.md", "Work/Old/Budget 2020.md"]
+    assert paths(notes.search("budget", folder="Home", tags=["#family"])) == ["Home/Budget at home.md"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', '""unbalanced', "*", "AND OR NOT", "NEAR(a b)", "-milk", "title:milk", "milk^", "🍮", "ünïcødé", "a'b"],
+)
+def test_hostile_queries_never_reach_fts5_as_syntax(notes: Vault, query: str) -> None:
+    notes.write("", "Milk", "oat milk and ünïcødé")
+    notes.search(query)  # must not raise
+
+
+def test_a_blank_query_is_a_clear_error(notes: Vault) -> None:
+    with pytest.raises(InvalidNote):
+        notes.search("   ")
+
+
+def test_edits_made_behind_the_vaults_back_are_seen_by_the_next_search_and_list(notes: Vault) -> None:
+    notes.write("", "Kept", "stays the same")
+    changed = write_by_hand(notes, "Changed.md", "about apples")
+    deleted = write_by_hand(notes, "Deleted.md", "about bananas")
+    renamed = write_by_hand(notes, "Before.md", "about cherries")
+    assert paths(notes.search("apples")) == ["Changed.md"]
+    assert paths(notes.search("bananas")) == ["Deleted.md"]
+
+    changed.write_text("about pears now", encoding="utf-8")
+    os.utime(changed, ns=(changed.stat().st_atime_ns, changed.stat().st_mtime_ns + 1_000_000))
+    deleted.unlink()
+    renamed.rename(notes.root / "After.md")
+    write_by_hand(notes, "Sub/New.md", "---\ntitle: Fresh\ntags: [fruit]\n---\nabout figs")
+
+    assert paths(notes.search("apples")) == []
+    assert paths(notes.search("pears")) == ["Changed.md"]
+    assert paths(notes.search("bananas")) == []
+    assert paths(notes.search("cherries")) == ["After.md"]
+    assert paths(notes.search("figs", tags=["fruit"])) == ["Sub/New.md"]
+    assert sorted(n.path for n in notes.list("").notes) == ["After.md", "Changed.md", "Kept.md"]
+    assert notes.list("Sub").notes[0].title == "Fresh"
+
+
+def test_the_bots_own_write_is_searchable_at_once_even_with_a_lazy_disk_check(tmp_path: Path) -> None:
+    with Vault(tmp_path / "v", max_staleness=3600) as notes:
+        notes.write("", "Idea", "a zeppelin made of notes")
+        assert paths(notes.search("zeppelin")) == ["Idea.md"]
+        notes.write("", "Idea", "with a second deck", mode="append")
+        assert paths(notes.search("deck")) == ["Idea.md"]
+
+
+def test_start_up_reuses_the_index_and_rereads_nothing_unchanged(tmp_path: Path) -> None:
+    with Vault(tmp_path / "v") as notes:
+        for i in range(20):
+            notes.write("", f"Note {i}", f"body {i}")
+    with Vault(tmp_path / "v") as again:
+        assert again.sync().indexed == 0
+        assert len(again.search("body")) == 10
+
+
+def test_a_deleted_index_is_rebuilt_from_the_disk(tmp_path: Path) -> None:
+    with Vault(tmp_path / "v") as notes:
+        notes.write("", "Survivor", "still findable")
+    (tmp_path / "v" / ".vaultbot" / "index.db").unlink()
+    with Vault(tmp_path / "v") as again:
+        assert paths(again.search("findable")) == ["Survivor.md"]
+
+
+def test_read_by_alias(notes: Vault) -> None:
+    write_by_hand(notes, "People/Ann Smith.md", "---\naliases: [Annie, A. Smith]\n---\nfriend from school")
+    assert notes.read("annie").path == "People/Ann Smith.md"
+
+
+def test_a_daily_note_gets_timestamped_lines_and_is_never_created_empty(notes: Vault) -> None:
+    morning = dt.datetime(2026, 11, 22, 9, 15, tzinfo=dt.UTC)
+    first = notes.daily_note("woke up early", when=morning)
+    second = notes.daily_note("coffee  with\nAnn", when=morning.replace(hour=10))
+    assert first.created and first.path == second.path
+    title, _ = daily_entry("x", when=morning)
+    text = (notes.root / "Daily" / f"{title}.md").read_text()
+    assert "woke up early" in text and "coffee with Ann" in text and text.index("woke") < text.index("coffee")
+    with pytest.raises(InvalidNote):
+        notes.daily_note("   ", when=morning.replace(day=23))
+    assert not (notes.root / "Daily" / f"{daily_entry('x', when=morning.replace(day=23))[0]}.md").exists()
+
+
+def test_a_daily_note_pattern_names_the_file(notes: Vault) -> None:
+    when = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
+    result = notes.daily_note("hello", folder="Journal", pattern="%Y/%m-%d", when=when)
+    assert result.path.startswith("Journal/") and "2026" in result.path
