@@ -48,6 +48,8 @@ class VaultSearchInput(ToolInput):
 
     query: str = Field(min_length=1, max_length=500, description="Words to look for.")
     limit: int = Field(10, ge=1, le=100)
+    tags: list[str] | None = Field(None, description="Only notes with all of these tags.")
+    folder: str | None = Field(None, description="Only notes in this folder or below it.")
 
 
 class LogInteractionInput(ToolInput):

@@ -115,12 +115,15 @@ class VaultSearch(_VaultTool):
     """Search the vault."""
 
     name = "vault_search"
-    description = "Search the notes' titles, bodies and tags; returns the best matches with a snippet."
+    description = (
+        "Full-text search of the notes' titles, bodies and tags; returns the best matches with a snippet. "
+        "Optionally only notes with given tags or under a folder."
+    )
     input_model = VaultSearchInput
 
     async def run(self, input: VaultSearchInput, context: ToolContext) -> dict[str, Any]:
         """Return ranked matches."""
-        hits = await _in_thread(self._vault.search, input.query, input.limit)
+        hits = await _in_thread(self._vault.search, input.query, input.limit, tags=input.tags, folder=input.folder)
         return {"success": True, "results": [dataclasses.asdict(h) for h in hits]}
 
 

@@ -193,3 +193,16 @@ def test_the_six_tools_are_offered_with_the_last_marked_for_caching(tools: Dispa
     assert definitions[-1]["cache_control"] == {"type": "ephemeral"}
     assert all("cache_control" not in d for d in definitions[:-1])
     assert set(definitions[0]["input_schema"]["required"]) == {"folder", "title", "content"}
+
+
+async def test_search_filters_by_tag_and_folder(tools: Dispatcher, context: ToolContext) -> None:
+    for folder, title, tags in [("Work", "Budget", ["finance"]), ("Home", "Budget home", ["family"])]:
+        await tools.call(
+            "vault_write", {"folder": folder, "title": title, "content": "the budget", "tags": tags}, context
+        )
+    by_tag = await tools.call("vault_search", {"query": "budget", "tags": ["family"]}, context)
+    by_folder = await tools.call("vault_search", {"query": "budget", "folder": "Work"}, context)
+    escape = await tools.call("vault_search", {"query": "budget", "folder": "../.."}, context)
+    assert [h["path"] for h in by_tag.result["results"]] == ["Home/Budget home.md"]
+    assert [h["path"] for h in by_folder.result["results"]] == ["Work/Budget.md"]
+    assert escape.result["error_type"] == "path_not_allowed"
