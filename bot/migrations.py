@@ -202,7 +202,18 @@ def m004_step_summaries(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE steps ADD COLUMN summary TEXT")
 
 
-MIGRATIONS: list[Migration] = [m001_bus, m002_store, m003_resets_and_progress, m004_step_summaries]
+def m005_running_runs(conn: sqlite3.Connection) -> None:
+    """Finding the runs a crash left open, without scanning every run."""
+    conn.execute("CREATE INDEX runs_running ON runs (inbound_id) WHERE status = 'running'")
+
+
+MIGRATIONS: list[Migration] = [
+    m001_bus,
+    m002_store,
+    m003_resets_and_progress,
+    m004_step_summaries,
+    m005_running_runs,
+]
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:

@@ -72,7 +72,15 @@ class Store:
     # Runs and steps
 
     async def start_run(self, run_id: str, *, conversation: str, inbound_id: str | None, model: str, mode: str) -> None:
-        """Record that a run began."""
+        """Record that a run began; an earlier run of the same message still marked running was cut
+        short by a crash, and is closed as ``interrupted`` so every run ends with a status."""
+        if inbound_id is not None:
+            await self._db.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = ?, "
+                "reason = 'the process stopped during this run; the message was handled again' "
+                "WHERE inbound_id = ? AND status = 'running'",
+                (now_iso(), inbound_id),
+            )
         await self._db.execute(
             "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
             "VALUES (?, ?, ?, ?, ?, 'running', ?)",

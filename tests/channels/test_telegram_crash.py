@@ -152,6 +152,9 @@ def test_a_message_interrupted_by_sigkill_is_answered_exactly_once_after_restart
     assert inbound_statuses(tmp_path) == ["done"]
     notes = list((tmp_path / "data" / "vault").rglob("*.md"))
     assert len(notes) == (1 if point == "between two tool calls" else 0)
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "vaultbot.db")) as conn:
+        statuses = [row[0] for row in conn.execute("SELECT status FROM runs ORDER BY started_at")]
+    assert statuses == ["interrupted", "completed"]  # every run ends with a status
 
 
 def inbound_statuses(tmp_path: Path) -> list[str]:

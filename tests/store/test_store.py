@@ -96,3 +96,12 @@ async def test_a_reset_starts_the_history_afresh_for_that_conversation_only(stor
     await store.append_turn("c", "in-3", turn("after"))
     assert [turn[0]["content"] for turn in await store.load_history("c", 10)] == ["after"]
     assert len(await store.load_history("d", 10)) == 1
+
+
+async def test_a_run_cut_short_by_a_crash_is_closed_as_interrupted_when_its_message_runs_again(store: Store) -> None:
+    await store.start_run("crashed", conversation="c", inbound_id="in-9", model="m", mode="assistant")
+    await store.start_run("again", conversation="c", inbound_id="in-9", model="m", mode="assistant")
+    crashed = await store.get_run("crashed")
+    assert crashed is not None and crashed["status"] == "interrupted" and "stopped during this run" in crashed["reason"]
+    again = await store.get_run("again")
+    assert again is not None and again["status"] == "running"
