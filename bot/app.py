@@ -35,7 +35,7 @@ class App:
         notes: Vault | None = None
         try:
             bus, store = Bus(db), Store(db)
-            notes = await asyncio.to_thread(Vault, settings.vault.path)
+            notes = await asyncio.to_thread(Vault, settings.vault.path, max_staleness=settings.vault.index_staleness)
             model = model or build_model(settings)
             system = await asyncio.to_thread(load_system_prompt, settings.model.system_prompt)
         except BaseException:

@@ -39,6 +39,9 @@ class VaultSettings(BaseModel):
     )
     daily_folder: str = Field("Daily", min_length=1)
     daily_pattern: str = Field("%Y-%m-%d", min_length=1, description="strftime pattern naming the day's note.")
+    index_staleness: float = Field(
+        1.0, ge=0, le=3600, description="Seconds between checks of the disk for edits made outside vaultbot; 0: always."
+    )
 
 
 class StoreSettings(BaseModel):

@@ -18,6 +18,8 @@ from pathlib import Path
 _WEIGHTS = (10.0, 1.0, 4.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SNIPPET_TOKENS = 24
+# Bumped whenever the schema changes: the index is a cache, so an old one is dropped and rebuilt.
+INDEX_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
     id       INTEGER PRIMARY KEY,
@@ -25,6 +27,7 @@ CREATE TABLE IF NOT EXISTS files (
     folder   TEXT NOT NULL,
     size     INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    sha256   TEXT NOT NULL,
     title    TEXT NOT NULL,
     tags     TEXT NOT NULL,
     aliases  TEXT NOT NULL,
@@ -42,6 +45,7 @@ class Entry:
     path: str
     size: int
     mtime_ns: int
+    sha256: str
     title: str
     tags: list[str]
     aliases: list[str]
@@ -78,6 +82,9 @@ class Index:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA busy_timeout=5000")
+            if self._conn.execute("PRAGMA user_version").fetchone()[0] != INDEX_VERSION:
+                self._conn.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS notes_fts;")
+                self._conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
             self._conn.executescript(_SCHEMA)
 
     def close(self) -> None:
@@ -85,10 +92,25 @@ class Index:
         with self._lock:
             self._conn.close()
 
-    def known(self) -> dict[str, tuple[int, int]]:
-        """(size, mtime_ns) of every indexed note by path."""
+    def known(self) -> dict[str, tuple[int, int, str]]:
+        """(size, mtime_ns, sha256) of every indexed note by path."""
         with self._lock:
-            return {row[0]: (row[1], row[2]) for row in self._conn.execute("SELECT path, size, mtime_ns FROM files")}
+            rows = self._conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
+            return {row[0]: (row[1], row[2], row[3]) for row in rows}
+
+    def touch(self, stamps: Iterable[tuple[str, int, int]]) -> None:
+        """Record new (path, size, mtime_ns) for notes whose content did not change (a sync touched them)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(
+                    "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+                    [(size, mtime, path) for path, size, mtime in stamps],
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
     def update(self, entries: Iterable[Entry], removed: Iterable[str] = ()) -> None:
         """Index (or re-index) ``entries`` and forget ``removed`` paths, in one transaction."""
@@ -101,13 +123,14 @@ class Index:
                 for entry in entries:
                     self._delete(entry.path)
                     cursor = conn.execute(
-                        "INSERT INTO files (path, folder, size, mtime_ns, title, tags, aliases, updated) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO files (path, folder, size, mtime_ns, sha256, title, tags, aliases, updated) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             entry.path,
                             entry.folder,
                             entry.size,
                             entry.mtime_ns,
+                            entry.sha256,
                             entry.title,
                             json.dumps(entry.tags, ensure_ascii=False),
                             json.dumps(entry.aliases, ensure_ascii=False),

@@ -60,21 +60,31 @@ class Vault:
 
     def sync(self) -> SyncReport:
         """Bring the search index in line with the disk: re-read only files whose size or mtime
-        changed, and forget files deleted or renamed outside vaultbot."""
+        changed, re-index only those whose content (hash) changed, and forget files deleted or
+        renamed outside vaultbot."""
         with self._sync_lock:
             started = time.monotonic()
             known = self._index.known()
             changed: list[Entry] = []
+            touched: list[tuple[str, int, int]] = []
             present: set[str] = set()
             for rel, stat in self._scan():
                 present.add(rel)
-                if known.get(rel) != (stat.st_size, stat.st_mtime_ns):
-                    entry = self._entry(rel, stat)
-                    if entry is not None:
-                        changed.append(entry)
+                before = known.get(rel)
+                if before is not None and before[:2] == (stat.st_size, stat.st_mtime_ns):
+                    continue
+                entry = self._entry(rel, stat)
+                if entry is None:
+                    continue
+                if before is not None and before[2] == entry.sha256:
+                    touched.append((rel, stat.st_size, stat.st_mtime_ns))  # same bytes: a touch or a copy
+                else:
+                    changed.append(entry)
             removed = [rel for rel in known if rel not in present]
             if changed or removed:
                 self._index.update(changed, removed)
+            if touched:
+                self._index.touch(touched)
             self._synced_at = started
             return SyncReport(indexed=len(changed), removed=len(removed), seconds=round(time.monotonic() - started, 4))
 
@@ -114,16 +124,17 @@ class Vault:
 
     def _entry(self, rel: str, stat: os.stat_result) -> Entry | None:
         try:
-            text = (self.root / rel).read_bytes().decode("utf-8", errors="replace")
+            data = (self.root / rel).read_bytes()
         except OSError:
             return None
-        front, body = frontmatter.parse(text)
+        front, body = frontmatter.parse(data.decode("utf-8", errors="replace"))
         stem = rel.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)]
         updated = meta.as_datetime(front.get("updated")) or dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC)
         return Entry(
             path=rel,
             size=stat.st_size,
             mtime_ns=stat.st_mtime_ns,
+            sha256=hashlib.sha256(data).hexdigest(),
             title=meta.title_of(front, stem),
             tags=meta.clean_tags(front.get("tags")),
             aliases=meta.clean_aliases(front.get("aliases")),

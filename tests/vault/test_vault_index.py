@@ -131,3 +131,15 @@ def test_a_daily_note_pattern_names_the_file(notes: Vault) -> None:
     when = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
     result = notes.daily_note("hello", folder="Journal", pattern="%Y/%m-%d", when=when)
     assert result.path.startswith("Journal/") and "2026" in result.path
+
+
+def test_a_touched_file_with_the_same_bytes_is_not_reindexed(notes: Vault) -> None:
+    path = write_by_hand(notes, "Same.md", "unchanged words")
+    notes.sync()
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    report = notes.sync()
+    assert report.indexed == 0
+    path.write_text("changed words", encoding="utf-8")
+    assert notes.sync().indexed == 1
+    assert paths(notes.search("changed")) == ["Same.md"]
