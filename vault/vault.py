@@ -122,11 +122,12 @@ class Vault:
                     continue  # gone between listing and stat: the next sync sees the truth
                 yield entry.path[prefix:].replace(os.sep, "/"), stat
 
-    def _entry(self, rel: str, stat: os.stat_result) -> Entry | None:
-        try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
-            return None
+    def _entry(self, rel: str, stat: os.stat_result, data: bytes | None = None) -> Entry | None:
+        if data is None:
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError:
+                return None
         front, body = frontmatter.parse(data.decode("utf-8", errors="replace"))
         stem = rel.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)]
         updated = meta.as_datetime(front.get("updated")) or dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC)
@@ -142,13 +143,10 @@ class Vault:
             body=body,
         )
 
-    def _reindex(self, path: Path) -> None:
-        rel = self._rel(path)
-        try:
-            entry = self._entry(rel, path.stat())
-        except OSError:
-            entry = None
-        self._index.update([entry] if entry else [], [] if entry else [rel])
+    def _reindex(self, path: Path, data: bytes, stat: os.stat_result) -> None:
+        entry = self._entry(self._rel(path), stat, data)
+        if entry is not None:
+            self._index.update([entry])
 
     # --- paths -------------------------------------------------------------------------
 
@@ -306,9 +304,11 @@ class Vault:
             raise PathNotAllowed(f"{show(self._rel(path))} leads outside the vault through a link.")
 
     def _store(self, path: Path, text: str, *, exclusive: bool = False) -> None:
-        write_atomic(path, text.encode("utf-8"), exclusive=exclusive)
-        self._seen[path.resolve()] = _signature(path)
-        self._reindex(path)
+        data = text.encode("utf-8")
+        write_atomic(path, data, exclusive=exclusive)
+        stat = path.stat()
+        self._seen[path.resolve()] = (stat.st_mtime_ns, stat.st_size)
+        self._reindex(path, data, stat)
 
     def _load(self, path: Path) -> tuple[dict[str, Any], str]:
         text = path.read_bytes().decode("utf-8", errors="replace")
