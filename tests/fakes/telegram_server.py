@@ -165,15 +165,11 @@ def photo_update(
     file_id: str,
     file_size: int,
     caption: str | None = None,
-    user_id: int = 42,
-    chat_id: int | None = None,
-    message_id: int | None = None,
-    first_name: str = "Ann",
-    chat_type: str = "private",
+    **who: Any,
 ) -> dict[str, Any]:
     """A photo message: a thumbnail (``{file_id}_thumb``) then the full size ``file_id`` (last, as
     Telegram orders them)."""
-    msg = _message(user_id, chat_id, message_id, first_name, chat_type)
+    msg = _message(**who)
     msg["photo"] = [
         {
             "file_id": f"{file_id}_thumb",
@@ -195,14 +191,10 @@ def document_update(
     mime_type: str,
     file_size: int,
     caption: str | None = None,
-    user_id: int = 42,
-    chat_id: int | None = None,
-    message_id: int | None = None,
-    first_name: str = "Ann",
-    chat_type: str = "private",
+    **who: Any,
 ) -> dict[str, Any]:
     """A document message."""
-    msg = _message(user_id, chat_id, message_id, first_name, chat_type)
+    msg = _message(**who)
     msg["document"] = {
         "file_id": file_id,
         "file_unique_id": f"u_{file_id}",
@@ -219,14 +211,10 @@ def voice_update(
     file_id: str,
     duration: int,
     file_size: int,
-    user_id: int = 42,
-    chat_id: int | None = None,
-    message_id: int | None = None,
-    first_name: str = "Ann",
-    chat_type: str = "private",
+    **who: Any,
 ) -> dict[str, Any]:
     """A voice note (OGG/Opus)."""
-    msg = _message(user_id, chat_id, message_id, first_name, chat_type)
+    msg = _message(**who)
     msg["voice"] = {
         "file_id": file_id,
         "file_unique_id": f"u_{file_id}",
@@ -240,27 +228,19 @@ def voice_update(
 def location_update(
     lat: float,
     lon: float,
-    user_id: int = 42,
-    chat_id: int | None = None,
-    message_id: int | None = None,
-    first_name: str = "Ann",
-    chat_type: str = "private",
+    **who: Any,
 ) -> dict[str, Any]:
     """A location message."""
-    msg = _message(user_id, chat_id, message_id, first_name, chat_type)
+    msg = _message(**who)
     msg["location"] = {"latitude": lat, "longitude": lon}
     return {"message": msg}
 
 
 def sticker_update(
-    user_id: int = 42,
-    chat_id: int | None = None,
-    message_id: int | None = None,
-    first_name: str = "Ann",
-    chat_type: str = "private",
+    **who: Any,
 ) -> dict[str, Any]:
     """A sticker message: something the bot has no handler for."""
-    msg = _message(user_id, chat_id, message_id, first_name, chat_type)
+    msg = _message(**who)
     msg["sticker"] = {
         "file_id": "sticker_1",
         "file_unique_id": "u_sticker_1",
