@@ -117,6 +117,7 @@ class TurnHandler:
             inbound_id=message.id,
             model=f"/{command.name}" if command else self._model.name,
             mode="command" if command else self._mode,
+            rerun=delivery.attempts > 1,
         )
         if command is not None:
             answered = await self._commands.run(command, context)

@@ -71,10 +71,13 @@ class Store:
 
     # Runs and steps
 
-    async def start_run(self, run_id: str, *, conversation: str, inbound_id: str | None, model: str, mode: str) -> None:
-        """Record that a run began; an earlier run of the same message still marked running was cut
-        short by a crash, and is closed as ``interrupted`` so every run ends with a status."""
-        if inbound_id is not None:
+    async def start_run(
+        self, run_id: str, *, conversation: str, inbound_id: str | None, model: str, mode: str, rerun: bool = False
+    ) -> None:
+        """Record that a run began. On a ``rerun`` (the message was delivered before), an earlier run
+        of it still marked running was cut short by a crash, and is closed as ``interrupted`` so
+        every run ends with a status."""
+        if rerun and inbound_id is not None:
             await self._db.execute(
                 "UPDATE runs SET status = 'interrupted', finished_at = ?, "
                 "reason = 'the process stopped during this run; the message was handled again' "

@@ -100,7 +100,7 @@ async def test_a_reset_starts_the_history_afresh_for_that_conversation_only(stor
 
 async def test_a_run_cut_short_by_a_crash_is_closed_as_interrupted_when_its_message_runs_again(store: Store) -> None:
     await store.start_run("crashed", conversation="c", inbound_id="in-9", model="m", mode="assistant")
-    await store.start_run("again", conversation="c", inbound_id="in-9", model="m", mode="assistant")
+    await store.start_run("again", conversation="c", inbound_id="in-9", model="m", mode="assistant", rerun=True)
     crashed = await store.get_run("crashed")
     assert crashed is not None and crashed["status"] == "interrupted" and "stopped during this run" in crashed["reason"]
     again = await store.get_run("again")
