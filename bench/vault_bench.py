@@ -3,12 +3,14 @@
     .venv/bin/python bench/vault_bench.py [--notes 10000] [--queries 200]
 
 Notes are written straight to disk (as a person's existing vault would be), spread over folders,
-with front matter, tags and 100-300 word bodies.
+with front matter, tags and 100-300 word bodies. Words follow a Zipf distribution over a 20,000-word
+vocabulary, as real text does, so a query matches a realistic share of the notes.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import sys
@@ -21,21 +23,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vault import Vault  # noqa: E402
 
-WORDS = (
-    "garden invoice river meeting plumber budget recipe travel paper guitar tomato museum lecture "
-    "bicycle harbour winter letter project sketch coffee market doctor holiday camera library "
-    "kitchen window mountain yoga piano chapter train ticket birthday garage painting novel"
-).split()
+SYLLABLES = "ka lo mi ne ru sa ti vo de fa gu pe ri to ba ce".split()
+
+
+def vocabulary(rng: random.Random, size: int = 20_000) -> list[str]:
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+class Zipf:
+    """Draws words with frequency falling as 1/rank."""
+
+    def __init__(self, words: list[str], rng: random.Random) -> None:
+        self.words = words
+        self.rng = rng
+        self.weights = list(itertools.accumulate(1 / rank for rank in range(1, len(words) + 1)))
+
+    def draw(self, k: int = 1) -> list[str]:
+        return self.rng.choices(self.words, cum_weights=self.weights, k=k)
+
+
 FOLDERS = ["Inbox", "Tasks", "Journal", "Projects/Home", "Projects/Work", "Reading", "People", "Ideas"]
 
 
-def generate(root: Path, count: int, rng: random.Random) -> None:
+def generate(root: Path, count: int, rng: random.Random, words: Zipf) -> None:
     for folder in FOLDERS:
         (root / folder).mkdir(parents=True, exist_ok=True)
     for i in range(count):
-        title = f"{rng.choice(WORDS).title()} {rng.choice(WORDS)} {i}"
-        tags = rng.sample(WORDS, 2)
-        body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(100, 300)))
+        first, second, *tags = words.draw(4)
+        title = f"{first.title()} {second} {i}"
+        body = " ".join(words.draw(rng.randint(100, 300)))
         updated = f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T10:00:00Z"
         text = f"---\ntitle: {title}\ntags: [{', '.join(tags)}]\nupdated: {updated}\n---\n\n{body}\n"
         (root / rng.choice(FOLDERS) / f"{title}.md").write_text(text, encoding="utf-8")
@@ -61,10 +80,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
     rng = random.Random(7)
+    words = Zipf(vocabulary(rng), rng)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
         started = time.perf_counter()
-        generate(root, args.notes, rng)
+        generate(root, args.notes, rng, words)
         print(f"generated {args.notes} notes in {time.perf_counter() - started:.1f} s")
 
         started = time.perf_counter()
@@ -75,7 +95,9 @@ def main() -> None:
         print(f"{'start-up, unchanged vault':<34} {(time.perf_counter() - started) * 1000:8.1f} ms")
 
         with notes:
-            queries = [" ".join(rng.sample(WORDS, rng.choice([1, 1, 2]))) for _ in range(args.queries)]
+            # Searches are for words people remember: neither the commonest nor the rarest.
+            middling = words.words[50:5000]
+            queries = [" ".join(rng.sample(middling, rng.choice([1, 1, 2]))) for _ in range(args.queries)]
             it = iter(queries * 2)
             report("search (index at most 1 s stale)", timed(lambda: notes.search(next(it)), args.queries))
             report("full disk check (sync)", timed(notes.sync, 20))

@@ -20,7 +20,9 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
     Text without a well-formed front matter block, or whose block is not a YAML mapping,
     comes back whole as the body so nothing a person wrote is ever lost.
     """
-    match = _BLOCK.match(text)
+    # Editors on Windows may start the file with a byte order mark; it must not hide the block.
+    unmarked = text.removeprefix("\ufeff")
+    match = _BLOCK.match(unmarked)
     if match is None:
         return {}, text
     try:
@@ -31,7 +33,7 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
         meta = {}
     if not isinstance(meta, dict):
         return {}, text
-    return meta, text[match.end() :].lstrip("\r\n")
+    return meta, unmarked[match.end() :].lstrip("\r\n")
 
 
 def render(meta: dict[str, Any], body: str) -> str:

@@ -38,6 +38,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(title, body, tags, token
 """
 
 
+# (size, mtime_ns, sha256) of every indexed note by path, as a sync saw them.
+Snapshot = dict[str, tuple[int, int, str]]
+
+
 @dataclass(frozen=True)
 class Entry:
     """What the index keeps about one note."""
@@ -92,35 +96,51 @@ class Index:
         with self._lock:
             self._conn.close()
 
-    def known(self) -> dict[str, tuple[int, int, str]]:
+    def known(self) -> Snapshot:
         """(size, mtime_ns, sha256) of every indexed note by path."""
         with self._lock:
             rows = self._conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
             return {row[0]: (row[1], row[2], row[3]) for row in rows}
 
-    def touch(self, stamps: Iterable[tuple[str, int, int]]) -> None:
-        """Record new (path, size, mtime_ns) for notes whose content did not change (a sync touched them)."""
+    def touch(self, stamps: Iterable[tuple[str, int, int]], *, expected: Snapshot) -> None:
+        """Record new (path, size, mtime_ns) for notes whose content did not change (a sync touched
+        them), unless a row changed since the sync's ``expected`` snapshot."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany(
-                    "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
-                    [(size, mtime, path) for path, size, mtime in stamps],
-                )
+                for path, size, mtime in stamps:
+                    if self._current(path) == expected.get(path):
+                        self._conn.execute(
+                            "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime, path)
+                        )
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
 
-    def update(self, entries: Iterable[Entry], removed: Iterable[str] = ()) -> None:
-        """Index (or re-index) ``entries`` and forget ``removed`` paths, in one transaction."""
+    def _current(self, path: str) -> tuple[int, int, str] | None:
+        row = self._conn.execute("SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", (path,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def update(
+        self, entries: Iterable[Entry], removed: Iterable[str] = (), *, expected: Snapshot | None = None
+    ) -> None:
+        """Index (or re-index) ``entries`` and forget ``removed`` paths, in one transaction.
+
+        A sync passes the ``expected`` snapshot it started from (:meth:`known`): a row that changed
+        since (vaultbot wrote the note meanwhile, from fresher content) is left alone, so a slow
+        sync never puts older text back over a newer write.
+        """
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for path in removed:
-                    self._delete(path)
+                    if expected is None or self._current(path) == expected.get(path):
+                        self._delete(path)
                 for entry in entries:
+                    if expected is not None and self._current(entry.path) != expected.get(entry.path):
+                        continue
                     self._delete(entry.path)
                     cursor = conn.execute(
                         "INSERT INTO files (path, folder, size, mtime_ns, sha256, title, tags, aliases, updated) "

@@ -44,6 +44,7 @@ class Vault:
         self._index = Index(self.root / PRIVATE_DIR / "index.db")
         self._sync_lock = threading.Lock()
         self._synced_at: float | None = None
+        self._walk_seconds = 0.0
         self.sync()
 
     def close(self) -> None:
@@ -82,14 +83,20 @@ class Vault:
                     changed.append(entry)
             removed = [rel for rel in known if rel not in present]
             if changed or removed:
-                self._index.update(changed, removed)
+                self._index.update(changed, removed, expected=known)
             if touched:
-                self._index.touch(touched)
+                self._index.touch(touched, expected=known)
+            self._walk_seconds = time.monotonic() - started
             self._synced_at = started
             return SyncReport(indexed=len(changed), removed=len(removed), seconds=round(time.monotonic() - started, 4))
 
     def _fresh(self) -> None:
-        if self._synced_at is None or time.monotonic() - self._synced_at >= self.max_staleness:
+        if self.max_staleness == 0:
+            self.sync()
+            return
+        # A huge vault's disk check is slow; spacing checks by ten times its cost keeps answers fast.
+        interval = max(self.max_staleness, 10 * self._walk_seconds)
+        if self._synced_at is None or time.monotonic() - self._synced_at >= interval:
             self.sync()
 
     def _scan(self) -> Iterator[tuple[str, os.stat_result]]:

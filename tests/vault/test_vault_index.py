@@ -143,3 +143,28 @@ def test_a_touched_file_with_the_same_bytes_is_not_reindexed(notes: Vault) -> No
     path.write_text("changed words", encoding="utf-8")
     assert notes.sync().indexed == 1
     assert paths(notes.search("changed")) == ["Same.md"]
+
+
+def test_a_slow_disk_check_never_puts_older_text_back_over_the_bots_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The interleaving under test (a sync reads a note, vaultbot writes it, the sync stores what it
+    # read) depends on thread timing, so the write is made to happen exactly in that gap.
+    notes = Vault(tmp_path / "lazy", max_staleness=3600)  # no later check would hide the damage
+    notes.write("", "Idea", "about zeppelins")
+    path = notes.root / "Idea.md"
+    path.write_text(path.read_text() + "\nan edit in Obsidian\n")
+    read_entry = notes._entry
+
+    def read_then_bot_writes(rel: str, stat: os.stat_result, data: bytes | None = None) -> object:
+        entry = read_entry(rel, stat, data)
+        if rel == "Idea.md" and data is None:
+            monkeypatch.setattr(notes, "_entry", read_entry)
+            notes.write("", "Idea", "a brand new airship", mode="append")
+        return entry
+
+    monkeypatch.setattr(notes, "_entry", read_then_bot_writes)
+    with notes:
+        notes.sync()
+        assert "airship" in path.read_text()
+        assert paths(notes.search("airship")) == ["Idea.md"]

@@ -82,3 +82,66 @@ def test_hand_written_dates_are_accepted(notes: Vault) -> None:
     note = notes.read("Dated")
     assert str(note.frontmatter["created"]) == "2024-01-02"
     assert notes.list().notes[0].tags == ["a", "b"]
+
+
+OBSIDIAN_TEXT = (
+    "---\ntitle: Café ☕ plans 🚀\naliases: Coffee\ntags: [food]\ncustom: {nested: [1, 2]}\n---\n"
+    "See [[Other note|the other one]] and [[Folder/Deep#Heading]].\n"
+    "![[photo 🐈.png]] and ![[Diagram.excalidraw]]\n"
+    "- [ ] a task ^block-id\n%% a comment %%\n"
+)
+
+
+def test_obsidian_syntax_and_emoji_names_read_without_loss_and_untouched(notes: Vault) -> None:
+    path = notes.root / "Ideas 💡" / "Café ☕.md"
+    path.parent.mkdir()
+    path.write_bytes(OBSIDIAN_TEXT.encode())
+    stat = path.stat()
+
+    note = notes.read("Ideas 💡/Café ☕")
+    by_title = notes.read("café ☕ plans 🚀")
+    by_alias = notes.read("coffee")
+    notes.list("Ideas 💡")
+    notes.search("excalidraw")
+
+    assert note.path == by_title.path == by_alias.path == "Ideas 💡/Café ☕.md"
+    assert note.title == "Café ☕ plans 🚀"
+    assert note.frontmatter["custom"] == {"nested": [1, 2]}
+    assert note.content == OBSIDIAN_TEXT.split("---\n", 2)[2]
+    assert path.read_bytes() == OBSIDIAN_TEXT.encode()
+    assert (path.stat().st_mtime_ns, path.stat().st_size) == (stat.st_mtime_ns, stat.st_size)
+
+
+@pytest.mark.parametrize(
+    ("raw", "title", "content"),
+    [
+        (b"\xef\xbb\xbf---\ntitle: With BOM\n---\nbody\n", "With BOM", "body\n"),
+        (b"---\r\ntitle: Windows\r\n---\r\nbody\r\n", "Windows", "body\r\n"),
+        (b"---\ntitle: 12345\n---\nnumeric title\n", "Odd", "numeric title\n"),
+        (b"---\n\n---\n", "Odd", ""),
+        (b"", "Odd", ""),
+    ],
+)
+def test_odd_front_matter_is_read_and_never_rewritten(notes: Vault, raw: bytes, title: str, content: str) -> None:
+    path = notes.root / "Odd.md"
+    path.write_bytes(raw)
+
+    note = notes.read("Odd")
+    notes.list("")
+
+    assert (note.path, note.title, note.content) == ("Odd.md", title, content)
+    assert path.read_bytes() == raw
+
+
+def test_invalid_utf8_is_read_with_replacement_and_left_alone(notes: Vault) -> None:
+    path = notes.root / "Latin1.md"
+    path.write_bytes(b"caf\xe9 notes\n")
+
+    assert notes.read("Latin1").content == "caf\ufffd notes\n"
+    assert path.read_bytes() == b"caf\xe9 notes\n"
+
+
+def test_an_alias_given_as_a_single_string_finds_the_note(notes: Vault) -> None:
+    (notes.root / "Robert.md").write_text("---\naliases: Bob\n---\nx\n", encoding="utf-8")
+
+    assert notes.read("bob").path == "Robert.md"

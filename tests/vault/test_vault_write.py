@@ -156,7 +156,8 @@ def test_replace_refuses_after_an_outside_edit(notes: Vault) -> None:
 def test_replace_without_earlier_read_does_not_check(notes: Vault) -> None:
     (notes.root / "Hand.md").write_text("by hand\n", encoding="utf-8")
 
-    assert Vault(notes.root).write("", "Hand", "by bot", mode="replace").previous_version
+    with Vault(notes.root) as fresh:
+        assert fresh.write("", "Hand", "by bot", mode="replace").previous_version
 
 
 def test_replace_on_missing_note_is_not_found(notes: Vault) -> None:
@@ -186,9 +187,8 @@ def test_no_temporary_files_are_left(notes: Vault) -> None:
 
 
 def test_root_is_created(tmp_path: Path) -> None:
-    notes = Vault(tmp_path / "deep" / "vault")
-
-    assert notes.root.is_dir() and notes.root.is_absolute()
+    with Vault(tmp_path / "deep" / "vault") as notes:
+        assert notes.root.is_dir() and notes.root.is_absolute()
 
 
 def test_concurrent_appends_lose_nothing(notes: Vault) -> None:
@@ -204,6 +204,8 @@ def test_concurrent_appends_lose_nothing(notes: Vault) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+    for other in others:
+        other.close()
 
     body = notes.read("Log/Busy").content
     assert all(f"line {i}-{n}" in body for i in range(4) for n in range(5))
