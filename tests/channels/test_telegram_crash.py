@@ -62,7 +62,7 @@ def start(tmp_path: Path, telegram: FakeTelegram, anthropic: FakeAnthropic) -> s
         "VAULTBOT_BUS__LEASE_SECONDS": "1",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot", "run"],
+        [sys.executable, "-m", "bot", "--verbose", "run"],  # verbose: secrets must stay out of logs too
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -142,6 +142,7 @@ def test_a_message_interrupted_by_sigkill_is_answered_exactly_once_after_restart
     wait_until(lambda: len(telegram.sent) >= 1, "the reply was sent", second)
     errors = stop(second, signal.SIGTERM)
     assert second.returncode == 0, errors
+    assert tg.DEFAULT_TOKEN not in errors and "sk-ant-crash-test" not in errors
     assert telegram.sent_texts == [reply]
 
     third = start(tmp_path, telegram, anthropic)
@@ -185,3 +186,4 @@ def test_a_second_instance_on_the_same_token_says_so_and_exits(
     assert process.returncode == 1
     assert "another process is polling this bot token" in stderr
     assert "Traceback" not in stderr
+    assert tg.DEFAULT_TOKEN not in stderr
