@@ -285,3 +285,20 @@ async def test_a_voice_note_is_filed_with_a_line_saying_there_is_no_transcript(s
     [note] = list((served.app.notes.root / "Inbox").glob("*.md"))
     text = note.read_text()
     assert "![[Attachments/voice 31.ogg]]" in text and "without a transcript" in text
+
+
+async def test_a_reply_telegram_refuses_for_good_is_logged_not_hidden(serve: Serve) -> None:
+    served = await serve(ScriptedModel(echo))
+    served.fake.fail_next("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    served.fake.push_update(tg.text_update("hello"))
+    await served.fake.await_for(lambda f: len(f.calls("sendMessage")) == 1)
+
+    async def logged() -> list[dict[str, Any]]:
+        return [e for e in await served.app.store.list_interactions() if e["category"] == "error"]
+
+    for _ in range(500):
+        if await logged():
+            break
+        await served.app.bus.wait(timeout=0.02)
+    [entry] = await logged()
+    assert "could not be delivered" in entry["summary"] and "blocked" in entry["summary"]

@@ -108,7 +108,13 @@ class TelegramChannel:
         self._typing = Typing(self.bot, bus, interval=typing_interval)
         self._stopping = asyncio.Event()
         self.sender = Worker(
-            bus, outbound_topic(CHANNEL), self.deliver, concurrency=8, max_attempts=max_attempts, name=CHANNEL
+            bus,
+            outbound_topic(CHANNEL),
+            self.deliver,
+            concurrency=8,
+            max_attempts=max_attempts,
+            on_dead=self._undeliverable,
+            name=CHANNEL,
         )
         self.notifier = Worker(
             bus, events_topic(CHANNEL), self.tell, concurrency=4, max_attempts=max_attempts, name=f"{CHANNEL}-events"
@@ -316,6 +322,16 @@ class TelegramChannel:
             await self._bus.set_progress(delivery.id, index + 1)
         if message.kind == "reply":
             self._typing.stop(chat_id)
+
+    async def _undeliverable(self, delivery: Delivery, error: BaseException) -> None:
+        """A reply Telegram would not take, after every attempt: never hidden, it goes in the log."""
+        message = delivery.parse(OutboundMessage)
+        await self._store.add_interaction(
+            conversation=message.conversation,
+            category="error",
+            summary=f"A reply could not be delivered to Telegram chat {message.recipient}: {error}",
+            run_id=None,
+        )
 
     async def tell(self, delivery: Delivery) -> None:
         """Show the user the one-line notice of a run's event, if it has one."""
