@@ -58,14 +58,21 @@ def _writable(name: str, folder: Path) -> Check:
 
 
 async def _database(path: Path) -> Check:
+    from bot.bus import Bus
     from bot.db import Database
 
     try:
         db = await Database.open(path)
-        await db.close()
+        try:
+            counts = await Bus(db).counts()
+        finally:
+            await db.close()
     except Exception as exc:  # any failure to open is the finding itself
         return Check("database", False, f"{path} cannot be opened ({type(exc).__name__}: {exc})")
-    return Check("database", True, f"{path.resolve()} opens and is migrated")
+    waiting = counts.get("pending", 0) + counts.get("leased", 0)
+    dead = counts.get("dead", 0)
+    detail = f"{path.resolve()} opens and is migrated; {waiting} message(s) waiting, {dead} dead-lettered"
+    return Check("database", True, detail + (" (see `vaultbot log`)" if dead else ""))
 
 
 def _telegram(settings: Settings) -> Check:

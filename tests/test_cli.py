@@ -111,6 +111,7 @@ def test_doctor_says_what_works(tmp_path: Path) -> None:
     done = vaultbot(tmp_path, "doctor", env={"VAULTBOT_TELEGRAM__TOKEN": "123:secret-token"})
     assert "vault" in done.stdout.lower() and "database" in done.stdout.lower()
     assert "capture mode" in done.stdout.lower()
+    assert "0 dead-lettered" in done.stdout
     assert "secret-token" not in done.stdout + done.stderr
 
 
