@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
 from bot.db import Database
 from bot.runner.commands import CommandRunner, parse_command
-from bot.runner.errors import ModelRejected, ModelUnavailable
+from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import fit
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient
@@ -186,7 +186,7 @@ class TurnHandler:
         if not last:
             data = {"attempt": delivery.attempts, "error": str(exc), "retry_after": exc.retry_after}
             await _Recorder(self._store, self._bus, context).event("run.retrying", data)
-        raise Retry(delay=exc.retry_after)
+        raise Retry(delay=exc.retry_after, reason=str(exc)) from exc
 
     async def _rejected(self, context: ToolContext, exc: ModelRejected) -> NoReturn:
         await self._store.finish_run(
@@ -199,9 +199,12 @@ class TurnHandler:
         """After the last attempt: apologise once and make the loss visible in the log."""
         message = delivery.parse(InboundMessage)
         context = _context(message, run_id="")
-        reason = str(error) or type(error).__name__
+        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         if not isinstance(error, DeadLetter):
-            await queue_notice(self._bus, context, APOLOGY.format(attempts=delivery.attempts, error=reason), key="dead")
+            # The user hears our own sentences about the model, never a raw exception's text.
+            cause = error.__cause__ if isinstance(error, Retry) else error
+            told = str(cause) if isinstance(cause, ModelError) else "an internal error, which was logged"
+            await queue_notice(self._bus, context, APOLOGY.format(attempts=delivery.attempts, error=told), key="dead")
         await self._store.add_interaction(
             conversation=message.conversation,
             category="error",

@@ -234,3 +234,19 @@ async def test_an_unreachable_api_is_transient(make_app: AppFactory) -> None:
     texts = [m.text for m in await outbox(app)]
     assert texts[0] == UNREACHABLE and "after 3 attempts" in texts[1]
     assert [r["status"] for r in await app.store.list_runs()] == ["dead_lettered", "failed", "failed"]
+
+
+async def test_a_bug_is_apologised_for_without_its_exception_text(make_app: AppFactory) -> None:
+    class Broken:
+        name = "broken"
+
+        async def complete(self, **kwargs: Any) -> Any:
+            raise KeyError("internal detail /home/ann/secret")
+
+    app = await make_app(Broken())
+    await send(app, "hello")
+    await run_inbox(app)
+    [apology] = [m.text for m in await outbox(app)]
+    assert "an internal error, which was logged" in apology and "secret" not in apology
+    [entry] = await app.store.list_interactions()
+    assert "KeyError" in entry["summary"]  # the owner's log keeps the detail
