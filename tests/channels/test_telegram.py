@@ -85,11 +85,9 @@ async def test_a_text_round_trip_with_typing_and_the_command_menu(serve: Serve) 
     await served.fake.await_for(lambda f: f.sent_texts == ["You said: hello there"])
     [sent] = served.fake.sent
     assert sent["chat_id"] == ANN
+    # Both requests are in flight at once, so their order at the server is not asserted.
     typing = [r for r in served.fake.requests if r.method.lower() == "sendchataction"]
-    assert typing and typing[0].params["action"] == "typing"
-    first_typing = served.fake.requests.index(typing[0])
-    first_send = next(i for i, r in enumerate(served.fake.requests) if r.method.lower() == "sendmessage")
-    assert first_typing < first_send
+    assert typing and typing[0].params == {"chat_id": ANN, "action": "typing"}
     assert {c["command"] for c in served.fake.commands} >= {"start", "help", "new", "note", "find", "log", "status"}
 
 
