@@ -38,7 +38,9 @@ async def serve(app: App, stop: asyncio.Event) -> None:
 
 
 def _telegram(app: App) -> TelegramChannel:
-    return TelegramChannel(app.settings.telegram, bus=app.bus, store=app.store, notes=app.notes)
+    return TelegramChannel(
+        app.settings.telegram, bus=app.bus, store=app.store, notes=app.notes, lease=app.settings.bus.lease_seconds
+    )
 
 
 def stop_on_signals() -> asyncio.Event:

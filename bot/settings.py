@@ -110,7 +110,9 @@ class BusSettings(BaseModel):
     """The durable message bus."""
 
     max_attempts: int = Field(5, ge=1, le=50)
-    lease_seconds: float = Field(300.0, gt=0)
+    lease_seconds: float = Field(
+        30.0, gt=0, description="How long a crashed worker's message waits before redelivery (live ones renew it)."
+    )
     concurrency: int = Field(16, ge=1, le=256)
     backoff_seconds: float = Field(2.0, gt=0, description="First retry delay; doubles each attempt, with jitter.")
     backoff_max_seconds: float = Field(300.0, gt=0)

@@ -75,6 +75,7 @@ class TelegramChannel:
         pace_seconds: float = 1.0,
         typing_interval: float = 4.0,
         max_attempts: int = 10,
+        lease: float = 30.0,
     ) -> None:
         if settings.token is None:
             raise ValueError("the Telegram channel needs a token")
@@ -112,12 +113,19 @@ class TelegramChannel:
             outbound_topic(CHANNEL),
             self.deliver,
             concurrency=8,
+            lease=lease,
             max_attempts=max_attempts,
             on_dead=self._undeliverable,
             name=CHANNEL,
         )
         self.notifier = Worker(
-            bus, events_topic(CHANNEL), self.tell, concurrency=4, max_attempts=max_attempts, name=f"{CHANNEL}-events"
+            bus,
+            events_topic(CHANNEL),
+            self.tell,
+            concurrency=4,
+            lease=lease,
+            max_attempts=max_attempts,
+            name=f"{CHANNEL}-events",
         )
 
     async def run(self) -> None:
