@@ -207,12 +207,18 @@ def m005_running_runs(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX runs_running ON runs (inbound_id) WHERE status = 'running'")
 
 
+def m006_turn_tokens(conn: sqlite3.Connection) -> None:
+    """Each turn's estimated token cost, computed once when it is stored rather than on every load."""
+    conn.execute("ALTER TABLE turns ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
     m003_resets_and_progress,
     m004_step_summaries,
     m005_running_runs,
+    m006_turn_tokens,
 ]
 
 

@@ -18,7 +18,7 @@ from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, e
 from bot.db import Database
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
-from bot.runner.history import fit
+from bot.runner.history import compact, estimate_tokens, fit
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient
 from bot.runner.summary import AuditSummarizer
@@ -160,7 +160,10 @@ class TurnHandler:
             if result.reason:
                 await queue_notice(self._bus, context, f"I stopped here: {result.reason}.", key="stopped")
             if result.messages:  # commands leave the conversation's history alone
-                await self._store.append_turn(context.conversation, context.inbound_id, result.messages)
+                kept = compact(result.messages)
+                await self._store.append_turn(
+                    context.conversation, context.inbound_id, kept, tokens=estimate_tokens(kept)
+                )
             await self._store.finish_run(
                 context.run_id,
                 status=result.status,

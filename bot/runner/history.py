@@ -1,8 +1,9 @@
 """The conversation the model sees: recent turns, compacted, within a token budget.
 
 Turns are whole (a user message and everything after it), newest kept first, so tool_use and
-tool_result blocks always stay paired. Old tool results and long tool inputs are compacted:
-the model needs to know what was done, not to reread every note it once read.
+tool_result blocks always stay paired. A turn is compacted once, when it is stored: long tool
+results and tool inputs are cut, because the model needs to know what was done, not to reread
+every note it once read (the audit trail keeps them whole).
 """
 
 from __future__ import annotations
@@ -10,26 +11,30 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.store import Turn
+
 # Roughly four characters a token for English text and JSON; close enough to budget by.
 CHARS_PER_TOKEN = 4
 COMPACT_ABOVE = 600  # characters of a tool result or tool input string kept whole in history
 COMPACT_KEEP = 300
 
 
-def fit(turns: list[list[dict[str, Any]]], budget_tokens: int) -> list[dict[str, Any]]:
-    """The newest turns that fit in ``budget_tokens``, compacted, oldest first, as one message list."""
+def fit(turns: list[Turn], budget_tokens: int) -> list[dict[str, Any]]:
+    """The newest turns that fit in ``budget_tokens``, oldest first, as one message list."""
     kept: list[list[dict[str, Any]]] = []
     used = 0
     for turn in reversed(turns):
-        compacted = [_compact_message(message) for message in turn]
-        cost = estimate_tokens(compacted)
-        if kept and used + cost > budget_tokens:
-            break
-        if not kept and cost > budget_tokens:
-            break  # even the newest turn alone is too big: start afresh rather than overflow
-        kept.append(compacted)
+        cost = turn.tokens or estimate_tokens(turn.messages)
+        if used + cost > budget_tokens:
+            break  # an older turn that fits would leave a gap in the conversation
+        kept.append(turn.messages)
         used += cost
-    return [message for turn in reversed(kept) for message in turn]
+    return [message for messages in reversed(kept) for message in messages]
+
+
+def compact(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A turn as it is kept in history: long tool results and tool inputs cut short."""
+    return [_compact_message(message) for message in messages]
 
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:

@@ -7,12 +7,21 @@ and produced, so a person can query the audit trail with ``sqlite3`` and ``json_
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from bot.db import Database, now_iso, to_iso
 
-__all__ = ["Store"]
+__all__ = ["Store", "Turn"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One stored turn: its messages and their estimated token cost (0 when not known)."""
+
+    messages: list[dict[str, Any]]
+    tokens: int
 
 
 def _json(value: Any) -> str:
@@ -27,20 +36,21 @@ class Store:
 
     # History
 
-    async def append_turn(self, conversation: str, inbound_id: str, messages: list[dict[str, Any]]) -> bool:
-        """Append one turn (the user's message and everything after it); once per inbound message.
-
-        Returns False when the turn was already there (a re-run after a crash).
-        """
+    async def append_turn(
+        self, conversation: str, inbound_id: str, messages: list[dict[str, Any]], *, tokens: int = 0
+    ) -> bool:
+        """Append one turn (the user's message and everything after it) with its estimated token
+        cost; once per inbound message. Returns False when the turn was already there (a re-run
+        after a crash)."""
         changed = await self._db.execute(
-            "INSERT INTO turns (conversation, inbound_id, messages, created_at) VALUES (?, ?, ?, ?) "
+            "INSERT INTO turns (conversation, inbound_id, messages, tokens, created_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (conversation, inbound_id) DO NOTHING",
-            (conversation, inbound_id, _json(messages), now_iso()),
+            (conversation, inbound_id, _json(messages), tokens, now_iso()),
         )
         return changed > 0
 
-    async def load_history(self, conversation: str, max_turns: int) -> list[list[dict[str, Any]]]:
-        """The last ``max_turns`` turns of a conversation (each a list of messages), oldest first.
+    async def load_history(self, conversation: str, max_turns: int) -> list[Turn]:
+        """The last ``max_turns`` turns of a conversation, oldest first.
 
         Only the newest turns are read (an index walk backwards), so the cost does not grow with
         the conversation's length.
@@ -49,14 +59,14 @@ class Store:
             return []
         rows = await self._db.fetchall(
             """
-            SELECT messages FROM turns
+            SELECT messages, tokens FROM turns
             WHERE conversation = :c
               AND id > coalesce((SELECT after_turn FROM history_resets WHERE conversation = :c), 0)
             ORDER BY id DESC LIMIT :n
             """,
             {"c": conversation, "n": max_turns},
         )
-        return [json.loads(row["messages"]) for row in reversed(rows)]
+        return [Turn(json.loads(row["messages"]), row["tokens"]) for row in reversed(rows)]
 
     async def reset_history(self, conversation: str) -> None:
         """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""

@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.app import App
-from bot.runner.history import estimate_tokens, fit
+from bot.runner.history import compact, estimate_tokens, fit
+from bot.store import Turn
 from tests.fakes.scripted_model import ScriptedModel, say
 from tests.runner.test_commands import send
 
@@ -23,9 +24,14 @@ def turn(i: int, result: str = "ok") -> list[dict[str, Any]]:
     ]
 
 
+def stored(messages: list[dict[str, Any]]) -> Turn:
+    kept = compact(messages)
+    return Turn(kept, estimate_tokens(kept))
+
+
 def test_the_newest_whole_turns_that_fit_the_budget_are_kept_in_order() -> None:
-    turns = [turn(i) for i in range(50)]
-    one = max(estimate_tokens(t) for t in turns[-3:])
+    turns = [stored(turn(i)) for i in range(50)]
+    one = max(t.tokens for t in turns[-3:])
     history = fit(turns, budget_tokens=one * 3 + 1)
     assert [m["content"] for m in history if m["role"] == "user" and isinstance(m["content"], str)] == [
         "question 47",
@@ -36,11 +42,16 @@ def test_the_newest_whole_turns_that_fit_the_budget_are_kept_in_order() -> None:
     assert fit(turns, budget_tokens=0) == []
 
 
+def test_a_turn_without_a_stored_cost_is_estimated() -> None:
+    assert fit([Turn(turn(1), 0)], budget_tokens=5) == []
+    assert len(fit([Turn(turn(1), 0)], budget_tokens=10_000)) == 4
+
+
 def test_long_tool_results_and_inputs_are_compacted_but_stay_paired() -> None:
     big = "x" * 50_000
     long_turn = turn(1, result=big)
     long_turn[1]["content"][0]["input"] = {"folder": "", "title": "t", "content": big}
-    [_, use, result, _] = fit([long_turn], budget_tokens=10_000)
+    [_, use, result, _] = fit([stored(long_turn)], budget_tokens=10_000)
     assert len(result["content"][0]["content"]) < 400 and "compacted from history" in result["content"][0]["content"]
     assert len(use["content"][0]["input"]["content"]) < 400 and use["content"][0]["input"]["title"] == "t"
     assert result["content"][0]["tool_use_id"] == use["content"][0]["id"]

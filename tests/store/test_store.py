@@ -29,7 +29,7 @@ async def test_history_keeps_the_last_turns_in_order_and_each_turn_once(store: S
     assert not await store.append_turn("c", "in-4", turn("a re-run"))
     await store.append_turn("other", "in-x", turn("elsewhere"))
     history = await store.load_history("c", max_turns=2)
-    assert [turn[0]["content"] for turn in history] == ["m3", "m4"]
+    assert [t.messages[0]["content"] for t in history] == ["m3", "m4"]
     assert await store.load_history("c", max_turns=0) == []
 
 
@@ -94,7 +94,7 @@ async def test_a_reset_starts_the_history_afresh_for_that_conversation_only(stor
     await store.reset_history("c")
     assert await store.load_history("c", max_turns=10) == []
     await store.append_turn("c", "in-3", turn("after"))
-    assert [turn[0]["content"] for turn in await store.load_history("c", 10)] == ["after"]
+    assert [t.messages[0]["content"] for t in await store.load_history("c", 10)] == ["after"]
     assert len(await store.load_history("d", 10)) == 1
 
 
