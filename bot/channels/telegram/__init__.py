@@ -1,5 +1,12 @@
-"""The Telegram channel: python-telegram-bot against the Bot API, over the durable bus."""
+"""The Telegram channel: python-telegram-bot against the Bot API, over the durable bus.
 
-from bot.channels.telegram.channel import TelegramChannel, TelegramConflict
+``channel`` wires it together; ``receiver`` turns updates into inbound messages, ``sender``
+delivers the outbox and run events, ``indicator`` shows "typing…", ``render`` turns Markdown
+into Telegram messages, ``updates`` reads ptb's objects, ``access`` decides who is served, and
+``webhook`` is the optional webhook server.
+"""
+
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.errors import TelegramConflict
 
 __all__ = ["TelegramChannel", "TelegramConflict"]

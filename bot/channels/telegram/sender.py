@@ -1,0 +1,85 @@
+"""Sending: the outbox and run events to Telegram, rendered, split, paced, resumable.
+
+Idempotent across retries: each chunk sent is recorded on the bus (``bus_progress``), and a retry
+resumes after the last recorded chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from telegram import Bot, MessageEntity
+from telegram.error import BadRequest, Forbidden, RetryAfter
+
+from bot.bus import Bus, Delivery, Event, Fatal, OutboundMessage, Retry
+from bot.channels.telegram.errors import retry_after_seconds
+from bot.channels.telegram.indicator import Typing
+from bot.channels.telegram.render import Chunk, render
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class TelegramSender:
+    """The handlers of the channel's outbound and events workers."""
+
+    def __init__(self, bot: Bot, *, bus: Bus, store: Store, typing: Typing, pace_seconds: float) -> None:
+        self._bot = bot
+        self._bus = bus
+        self._store = store
+        self._typing = typing
+        self._pace_seconds = pace_seconds
+        self._last_sent: dict[int, float] = {}
+
+    async def deliver(self, delivery: Delivery) -> None:
+        """Send one outbound message, chunk by chunk; a retry resumes after the last chunk sent."""
+        message = delivery.parse(OutboundMessage)
+        chat_id = int(message.recipient)
+        chunks = render(message.text)
+        for index in range(await self._bus.progress(delivery.id), len(chunks)):
+            await self._pace(chat_id)
+            await self._send(chat_id, chunks[index])
+            await self._bus.set_progress(delivery.id, index + 1)
+        if message.kind == "reply":
+            self._typing.stop(chat_id)
+
+    async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
+        """A reply Telegram would not take, after every attempt: never hidden, it goes in the log."""
+        message = delivery.parse(OutboundMessage)
+        await self._store.add_interaction(
+            conversation=message.conversation,
+            category="error",
+            summary=f"A reply could not be delivered to Telegram chat {message.recipient}: {error}",
+            run_id=None,
+        )
+
+    async def tell(self, delivery: Delivery) -> None:
+        """Show the user the one-line notice of a run's event, if it has one."""
+        event = delivery.parse(Event)
+        if event.notice:
+            chat_id = int(event.recipient)
+            await self._pace(chat_id)
+            await self._send(chat_id, Chunk(event.notice))
+
+    async def _pace(self, chat_id: int) -> None:
+        # Telegram allows about one message a second to one chat; keep under it instead of collecting 429s.
+        wait = self._last_sent.get(chat_id, 0.0) + self._pace_seconds - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._last_sent[chat_id] = time.monotonic()
+
+    async def _send(self, chat_id: int, chunk: Chunk) -> None:
+        entities = [MessageEntity(**e) for e in chunk.entities] or None
+        try:
+            await self._bot.send_message(chat_id, chunk.text, entities=entities)
+        except RetryAfter as exc:
+            raise Retry(delay=retry_after_seconds(exc), reason="Telegram asked to slow down") from exc
+        except BadRequest as exc:
+            if entities is None or "entit" not in str(exc).lower():
+                raise Fatal(f"Telegram refused the message: {exc}") from exc
+            log.warning("telegram: formatting refused (%s); sending as plain text", exc)
+            await self._bot.send_message(chat_id, chunk.text)
+        except Forbidden as exc:
+            raise Fatal(f"Telegram will not deliver to chat {chat_id}: {exc}") from exc
