@@ -6,16 +6,14 @@ import datetime as dt
 import difflib
 import hashlib
 import os
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from vault import frontmatter, meta
+from vault.catalog import Catalog
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed
 from vault.files import exclusive_lock, write_atomic
-from vault.index import Entry, Index, match_expression
+from vault.index import match_expression
 from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
 from vault.paths import NOTE_SUFFIX, confine, is_inside, note_stem, show
 
@@ -38,122 +36,24 @@ class Vault:
         path = Path(root).expanduser()
         path.mkdir(parents=True, exist_ok=True)
         self.root = path.resolve()
-        self.max_staleness = max_staleness
         # (mtime_ns, size) of each file as this instance last read or wrote it, to spot outside edits.
         self._seen: dict[Path, tuple[int, int]] = {}
-        self._index = Index(self.root / PRIVATE_DIR / "index.db")
-        self._sync_lock = threading.Lock()
-        self._synced_at: float | None = None
-        self._walk_seconds = 0.0
-        self.sync()
+        self._catalog = Catalog(self.root, self.root / PRIVATE_DIR / "index.db", max_staleness=max_staleness)
+        self._catalog.sync()
 
     def close(self) -> None:
         """Close the search index."""
-        self._index.close()
+        self._catalog.close()
+
+    def sync(self) -> SyncReport:
+        """Check the disk now and bring the search index in line with it."""
+        return self._catalog.sync()
 
     def __enter__(self) -> Vault:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # --- index -------------------------------------------------------------------------
-
-    def sync(self) -> SyncReport:
-        """Bring the search index in line with the disk: re-read only files whose size or mtime
-        changed, re-index only those whose content (hash) changed, and forget files deleted or
-        renamed outside vaultbot."""
-        with self._sync_lock:
-            started = time.monotonic()
-            known = self._index.known()
-            changed: list[Entry] = []
-            touched: list[tuple[str, int, int]] = []
-            present: set[str] = set()
-            for rel, stat in self._scan():
-                present.add(rel)
-                before = known.get(rel)
-                if before is not None and before[:2] == (stat.st_size, stat.st_mtime_ns):
-                    continue
-                entry = self._entry(rel, stat)
-                if entry is None:
-                    continue
-                if before is not None and before[2] == entry.sha256:
-                    touched.append((rel, stat.st_size, stat.st_mtime_ns))  # same bytes: a touch or a copy
-                else:
-                    changed.append(entry)
-            removed = [rel for rel in known if rel not in present]
-            if changed or removed:
-                self._index.update(changed, removed, expected=known)
-            if touched:
-                self._index.touch(touched, expected=known)
-            self._walk_seconds = time.monotonic() - started
-            self._synced_at = started
-            return SyncReport(indexed=len(changed), removed=len(removed), seconds=round(time.monotonic() - started, 4))
-
-    def _fresh(self) -> None:
-        if self.max_staleness == 0:
-            self.sync()
-            return
-        # A huge vault's disk check is slow; spacing checks by ten times its cost keeps answers fast.
-        interval = max(self.max_staleness, 10 * self._walk_seconds)
-        if self._synced_at is None or time.monotonic() - self._synced_at >= interval:
-            self.sync()
-
-    def _scan(self) -> Iterator[tuple[str, os.stat_result]]:
-        # scandir, not os.walk with Path objects: a stat walk of a large vault must stay cheap.
-        # Hidden entries are skipped and symlinked folders never entered; a symlinked note counts
-        # only if it resolves inside the vault.
-        prefix = len(str(self.root)) + 1
-        stack = [str(self.root)]
-        while stack:
-            try:
-                entries = list(os.scandir(stack.pop()))
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                        continue
-                    if not entry.name.lower().endswith(NOTE_SUFFIX):
-                        continue
-                    if entry.is_symlink():
-                        if not is_inside(self.root, Path(entry.path).resolve()):
-                            continue
-                        stat = os.stat(entry.path)
-                    else:
-                        stat = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue  # gone between listing and stat: the next sync sees the truth
-                yield entry.path[prefix:].replace(os.sep, "/"), stat
-
-    def _entry(self, rel: str, stat: os.stat_result, data: bytes | None = None) -> Entry | None:
-        if data is None:
-            try:
-                data = (self.root / rel).read_bytes()
-            except OSError:
-                return None
-        front, body = frontmatter.parse(data.decode("utf-8", errors="replace"))
-        stem = rel.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)]
-        updated = meta.as_datetime(front.get("updated")) or dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC)
-        return Entry(
-            path=rel,
-            size=stat.st_size,
-            mtime_ns=stat.st_mtime_ns,
-            sha256=hashlib.sha256(data).hexdigest(),
-            title=meta.title_of(front, stem),
-            tags=meta.clean_tags(front.get("tags")),
-            aliases=meta.clean_aliases(front.get("aliases")),
-            updated=meta.iso(updated),
-            body=body,
-        )
-
-    def _reindex(self, path: Path, data: bytes, stat: os.stat_result) -> None:
-        entry = self._entry(self._rel(path), stat, data)
-        if entry is not None:
-            self._index.update([entry])
 
     # --- paths -------------------------------------------------------------------------
 
@@ -315,7 +215,7 @@ class Vault:
         write_atomic(path, data, exclusive=exclusive)
         stat = path.stat()
         self._seen[path.resolve()] = (stat.st_mtime_ns, stat.st_size)
-        self._reindex(path, data, stat)
+        self._catalog.record(self._rel(path), data, stat)
 
     def _load(self, path: Path) -> tuple[dict[str, Any], str]:
         text = path.read_bytes().decode("utf-8", errors="replace")
@@ -376,9 +276,9 @@ class Vault:
         return Note(self._rel(found), meta.title_of(front, found.stem), body, front)
 
     def _match_title(self, bare: str) -> Path | None:
-        self._fresh()
+        self._catalog.fresh()
         wanted = {bare.casefold(), note_stem(bare.rsplit("/", 1)[-1]).casefold()}
-        names = self._index.names()
+        names = self._catalog.index.names()
         for path, _, _ in names:
             bare_path = path[: -len(NOTE_SUFFIX)]
             if bare_path.casefold() in wanted or bare_path.rsplit("/", 1)[-1].casefold() in wanted:
@@ -390,7 +290,7 @@ class Vault:
 
     def _not_found_message(self, query: str, bare: str) -> str:
         names: dict[str, str] = {}
-        for path, title, aliases in self._index.names():
+        for path, title, aliases in self._catalog.index.names():
             for name in (path[: -len(NOTE_SUFFIX)], path.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)], title, *aliases):
                 names.setdefault(name.casefold(), path)
         close = difflib.get_close_matches(bare.casefold(), list(names), n=6, cutoff=0.6)
@@ -409,11 +309,11 @@ class Vault:
         directory = self.resolve(folder)
         if not directory.is_dir():
             raise NoteNotFound(f"No folder {show(folder)} in the vault.")
-        self._fresh()
+        self._catalog.fresh()
         relative = "" if directory == self.root else self._rel(directory)
         notes = [
             NoteSummary(path, title, tags, updated)
-            for path, title, tags, updated in self._index.listing(relative, limit)
+            for path, title, tags, updated in self._catalog.index.listing(relative, limit)
         ]
         folders = []
         with os.scandir(directory) as entries:
@@ -441,10 +341,10 @@ class Vault:
         expression = match_expression(query)
         if expression is None:
             return []
-        self._fresh()
+        self._catalog.fresh()
         return [
             SearchHit(path, title, snippet)
-            for path, title, snippet in self._index.search(expression, limit, tags=tags, folder=folder or None)
+            for path, title, snippet in self._catalog.index.search(expression, limit, tags=tags, folder=folder or None)
         ]
 
 

@@ -154,16 +154,17 @@ def test_a_slow_disk_check_never_puts_older_text_back_over_the_bots_write(
     notes.write("", "Idea", "about zeppelins")
     path = notes.root / "Idea.md"
     path.write_text(path.read_text() + "\nan edit in Obsidian\n")
-    read_entry = notes._entry
+    catalog = notes._catalog
+    read_entry = catalog._entry
 
     def read_then_bot_writes(rel: str, stat: os.stat_result, data: bytes | None = None) -> object:
         entry = read_entry(rel, stat, data)
         if rel == "Idea.md" and data is None:
-            monkeypatch.setattr(notes, "_entry", read_entry)
+            monkeypatch.setattr(catalog, "_entry", read_entry)
             notes.write("", "Idea", "a brand new airship", mode="append")
         return entry
 
-    monkeypatch.setattr(notes, "_entry", read_then_bot_writes)
+    monkeypatch.setattr(catalog, "_entry", read_then_bot_writes)
     with notes:
         notes.sync()
         assert "airship" in path.read_text()

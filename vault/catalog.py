@@ -1,0 +1,136 @@
+"""Keeping the search index true to the disk: an incremental scan, and vaultbot's own writes.
+
+The :class:`~vault.index.Index` is a cache of the Markdown files; this module decides when and
+what to re-read. A scan stats every note, re-reads only those whose size or mtime changed,
+re-indexes only those whose content hash changed, and forgets notes deleted or renamed outside
+vaultbot. Searches and listings ask for a fresh catalog first (:meth:`Catalog.fresh`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from vault import frontmatter, meta
+from vault.index import Entry, Index
+from vault.notes import SyncReport
+from vault.paths import NOTE_SUFFIX, is_inside
+
+
+class Catalog:
+    """The index of one vault root, and when to check it against the disk."""
+
+    def __init__(self, root: Path, index_path: Path, *, max_staleness: float) -> None:
+        self.root = root
+        self.index = Index(index_path)
+        self.max_staleness = max_staleness
+        self._sync_lock = threading.Lock()
+        self._synced_at: float | None = None
+        self._walk_seconds = 0.0
+
+    def close(self) -> None:
+        """Close the index."""
+        self.index.close()
+
+    def sync(self) -> SyncReport:
+        """Bring the search index in line with the disk: re-read only files whose size or mtime
+        changed, re-index only those whose content (hash) changed, and forget files deleted or
+        renamed outside vaultbot."""
+        with self._sync_lock:
+            started = time.monotonic()
+            known = self.index.known()
+            changed: list[Entry] = []
+            touched: list[tuple[str, int, int]] = []
+            present: set[str] = set()
+            for rel, stat in self._scan():
+                present.add(rel)
+                before = known.get(rel)
+                if before is not None and before[:2] == (stat.st_size, stat.st_mtime_ns):
+                    continue
+                entry = self._entry(rel, stat)
+                if entry is None:
+                    continue
+                if before is not None and before[2] == entry.sha256:
+                    touched.append((rel, stat.st_size, stat.st_mtime_ns))  # same bytes: a touch or a copy
+                else:
+                    changed.append(entry)
+            removed = [rel for rel in known if rel not in present]
+            if changed or removed:
+                self.index.update(changed, removed, expected=known)
+            if touched:
+                self.index.touch(touched, expected=known)
+            self._walk_seconds = time.monotonic() - started
+            self._synced_at = started
+            return SyncReport(indexed=len(changed), removed=len(removed), seconds=round(time.monotonic() - started, 4))
+
+    def fresh(self) -> None:
+        """Sync first if the last check of the disk is older than allowed."""
+        if self.max_staleness == 0:
+            self.sync()
+            return
+        # A huge vault's disk check is slow; spacing checks by ten times its cost keeps answers fast.
+        interval = max(self.max_staleness, 10 * self._walk_seconds)
+        if self._synced_at is None or time.monotonic() - self._synced_at >= interval:
+            self.sync()
+
+    def _scan(self) -> Iterator[tuple[str, os.stat_result]]:
+        # scandir, not os.walk with Path objects: a stat walk of a large vault must stay cheap.
+        # Hidden entries are skipped and symlinked folders never entered; a symlinked note counts
+        # only if it resolves inside the vault.
+        prefix = len(str(self.root)) + 1
+        stack = [str(self.root)]
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                        continue
+                    if not entry.name.lower().endswith(NOTE_SUFFIX):
+                        continue
+                    if entry.is_symlink():
+                        if not is_inside(self.root, Path(entry.path).resolve()):
+                            continue
+                        stat = os.stat(entry.path)
+                    else:
+                        stat = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # gone between listing and stat: the next sync sees the truth
+                yield entry.path[prefix:].replace(os.sep, "/"), stat
+
+    def _entry(self, rel: str, stat: os.stat_result, data: bytes | None = None) -> Entry | None:
+        if data is None:
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError:
+                return None
+        front, body = frontmatter.parse(data.decode("utf-8", errors="replace"))
+        stem = rel.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)]
+        updated = meta.as_datetime(front.get("updated")) or dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC)
+        return Entry(
+            path=rel,
+            size=stat.st_size,
+            mtime_ns=stat.st_mtime_ns,
+            sha256=hashlib.sha256(data).hexdigest(),
+            title=meta.title_of(front, stem),
+            tags=meta.clean_tags(front.get("tags")),
+            aliases=meta.clean_aliases(front.get("aliases")),
+            updated=meta.iso(updated),
+            body=body,
+        )
+
+    def record(self, rel: str, data: bytes, stat: os.stat_result) -> None:
+        """Index a note vaultbot just wrote, from the bytes it wrote."""
+        entry = self._entry(rel, stat, data)
+        if entry is not None:
+            self.index.update([entry])
