@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,3 +160,32 @@ def test_capture_into_the_daily_note(tmp_path: Path) -> None:
     text = note.read_text()
     assert "first thought" in text and "second thought" in text
     assert done.stdout.count(f"Saved to Daily/{note.name} in your vault.") == 2
+
+
+def test_ctrl_c_ends_chat_at_once_even_while_waiting_for_input(tmp_path: Path) -> None:
+    # At a terminal (a pty here) a blocked read of standard input must not keep the program alive.
+    master, terminal = pty.openpty()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VAULTBOT_", "ANTHROPIC_"))}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "chat"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=tmp_path,
+        env={**clean, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        shown = b""
+        deadline = time.monotonic() + 30
+        while b"you> " not in shown:  # the prompt: it is now waiting for a line
+            assert time.monotonic() < deadline, shown
+            if select.select([master], [], [], 1)[0]:
+                shown += os.read(master, 1024)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+        os.close(terminal)

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import getpass
 import sys
+import threading
 from collections.abc import AsyncIterator
 from typing import TextIO
 
@@ -89,13 +90,31 @@ class TerminalChannel:
 
 
 async def read_lines(stream: TextIO, prompt: str | None) -> AsyncIterator[str]:
-    """Lines from ``stream`` without blocking the event loop; shows ``prompt`` at a terminal."""
+    """Lines from ``stream`` without blocking the event loop; shows ``prompt`` at a terminal.
+
+    A daemon thread does the blocking reads, not the loop's executor: at Ctrl-C the program
+    must not wait for a line that will never come.
+    """
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def pump() -> None:
+        while True:
+            line = stream.readline()
+            try:
+                loop.call_soon_threadsafe(lines.put_nowait, line or None)
+            except RuntimeError:  # the loop is closed: the program is exiting
+                return
+            if not line:
+                return
+
+    threading.Thread(target=pump, name="stdin", daemon=True).start()
     while True:
         if prompt:
             sys.stderr.write(prompt)
             sys.stderr.flush()
-        line = await asyncio.to_thread(stream.readline)
-        if not line:
+        line = await lines.get()
+        if line is None:
             return
         yield line.rstrip("\n")
 
