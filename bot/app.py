@@ -17,7 +17,8 @@ from vault import Vault
 
 @dataclass
 class App:
-    """The parts a command runs on. Open with :meth:`open`, always :meth:`close`."""
+    """The parts a command runs on. Open with :meth:`open`, always :meth:`close`
+    (``async with await App.open(settings) as app:`` does both)."""
 
     settings: Settings
     db: Database
@@ -79,6 +80,12 @@ class App:
             on_dead=self.handler.on_dead,
             name="runner",
         )
+
+    async def __aenter__(self) -> App:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     async def close(self) -> None:
         """Release the models' connections and the database."""

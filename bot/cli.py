@@ -67,11 +67,8 @@ def chat(ctx: click.Context) -> None:
         )
 
     async def main() -> None:
-        app = await App.open(settings)
-        try:
+        async with await App.open(settings) as app:
             await run_chat(app, sys.stdin, sys.stdout, interactive=interactive)
-        finally:
-            await app.close()
 
     _run(main())
 
@@ -100,11 +97,8 @@ def run_command(ctx: click.Context) -> None:
         )
 
     async def main() -> None:
-        app = await App.open(settings)
-        try:
+        async with await App.open(settings) as app:
             await serve(app, stop_on_signals())
-        finally:
-            await app.close()
 
     try:
         _run(main())

@@ -14,12 +14,13 @@ from bot.app import App
 from bot.runner import ModelClient
 from bot.settings import Settings
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import OWN_PREFIXES
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
-        if key.startswith(("VAULTBOT_", "ANTHROPIC_")):
+        if key.startswith(OWN_PREFIXES):
             monkeypatch.delenv(key)
     # A .env or config/vaultbot.toml in the developer's checkout must not be read.
     monkeypatch.chdir(tmp_path)

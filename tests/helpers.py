@@ -1,9 +1,39 @@
-"""Small readers over the real database, shared by the tests that check what a user would see."""
+"""Helpers shared by the tests: readers over the real database, a step recorder, and the
+environment for a `vaultbot` subprocess."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
 from bot.app import App
 from bot.bus import OutboundMessage
+
+ROOT = Path(__file__).resolve().parents[1]
+# Variables from the developer's shell that must never reach a test.
+OWN_PREFIXES = ("VAULTBOT_", "ANTHROPIC_")
+
+
+def subprocess_env(**variables: str) -> dict[str, str]:
+    """The environment for a `vaultbot` subprocess: this checkout importable, none of the
+    developer's vaultbot or Anthropic settings, plus ``variables``."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
+    return {**clean, "PYTHONPATH": str(ROOT), **variables}
+
+
+class Steps:
+    """A step recorder that keeps what the loop records, for assertions."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.events: list[tuple[str, dict[str, Any], str | None]] = []
+
+    async def step(self, **fields: Any) -> None:
+        self.steps.append(fields)
+
+    async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
+        self.events.append((type, data, notice))
 
 
 async def outbox(app: App) -> list[OutboundMessage]:

@@ -16,16 +16,14 @@ import pytest
 
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import subprocess_env
 
 
 def vaultbot(
     tmp_path: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python -m bot`` in tmp_path with a clean environment (no key unless given)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VAULTBOT_", "ANTHROPIC_"))}
-    full_env = {**clean, "PYTHONPATH": str(ROOT), **(env or {})}
+    full_env = subprocess_env(**(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "bot", *args],
         input=stdin,
@@ -165,14 +163,13 @@ def test_capture_into_the_daily_note(tmp_path: Path) -> None:
 def test_ctrl_c_ends_chat_at_once_even_while_waiting_for_input(tmp_path: Path) -> None:
     # At a terminal (a pty here) a blocked read of standard input must not keep the program alive.
     master, terminal = pty.openpty()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VAULTBOT_", "ANTHROPIC_"))}
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "chat"],
         stdin=terminal,
         stdout=terminal,
         stderr=terminal,
         cwd=tmp_path,
-        env={**clean, "PYTHONPATH": str(ROOT)},
+        env=subprocess_env(),
     )
     try:
         shown = b""

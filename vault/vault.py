@@ -57,12 +57,9 @@ class Vault:
 
     # --- paths -------------------------------------------------------------------------
 
-    def resolve(self, path: str, *, must_exist: bool = False) -> Path:
+    def resolve(self, path: str) -> Path:
         """The absolute location of vault-relative ``path``; raises ``PathNotAllowed`` if it leaves the vault."""
-        resolved = confine(self.root, path)
-        if must_exist and not resolved.exists():
-            raise NoteNotFound(f"Nothing at {show(path)} in the vault.")
-        return resolved
+        return confine(self.root, path)
 
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()

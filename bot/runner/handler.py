@@ -153,17 +153,17 @@ class TurnHandler:
         return ACKED
 
     async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
+        # Compacted before the transaction: it holds the database, other turns wait on it.
+        kept = compact(result.messages)
+        tokens = estimate_tokens(kept)
         async with self._db.transaction():
             # A run that never called send_message still answers, with its final text.
             if context.sent == 0 and result.final_text.strip():
                 await queue_reply(self._bus, context, result.final_text)
             if result.reason:
                 await queue_notice(self._bus, context, f"I stopped here: {result.reason}.", key="stopped")
-            if result.messages:  # commands leave the conversation's history alone
-                kept = compact(result.messages)
-                await self._store.append_turn(
-                    context.conversation, context.inbound_id, kept, tokens=estimate_tokens(kept)
-                )
+            if kept:  # commands leave the conversation's history alone
+                await self._store.append_turn(context.conversation, context.inbound_id, kept, tokens=tokens)
             await self._store.finish_run(
                 context.run_id,
                 status=result.status,

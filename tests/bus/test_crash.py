@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from bot.bus import Bus, Delivery, InboundMessage, Sender, Worker
 from bot.db import Database
+from tests.helpers import subprocess_env
 
 WORKER = textwrap.dedent(
     """
@@ -48,7 +48,7 @@ async def test_a_message_whose_worker_was_killed_is_redelivered_after_the_lease(
         message = InboundMessage(channel="test", conversation="c", sender=Sender(id="u"), text="survive me")
         published = await bus.publish("in", message, conversation="c")
         marker = tmp_path / "claimed"
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        env = subprocess_env()
         process = subprocess.Popen(
             [sys.executable, "-c", WORKER, str(tmp_path / "bus.db"), str(marker)], env=env, stderr=subprocess.PIPE
         )

@@ -4,7 +4,6 @@ and a restart after answering replays nothing. Real processes, real ptb, fake Bo
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sqlite3
 import subprocess
@@ -21,8 +20,7 @@ from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import subprocess_env
 
 
 @pytest.fixture
@@ -48,19 +46,18 @@ _started: list[subprocess.Popen[str]] = []
 
 
 def start(tmp_path: Path, telegram: FakeTelegram, anthropic: FakeAnthropic) -> subprocess.Popen[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VAULTBOT_", "ANTHROPIC_"))}
-    env = {
-        **clean,
-        "PYTHONPATH": str(ROOT),
-        "VAULTBOT_TELEGRAM__TOKEN": tg.DEFAULT_TOKEN,
-        "VAULTBOT_TELEGRAM__ALLOWED_USERS": "[42]",
-        "VAULTBOT_TELEGRAM__BASE_URL": telegram.base_url,
-        "VAULTBOT_TELEGRAM__BASE_FILE_URL": telegram.base_file_url,
-        "ANTHROPIC_API_KEY": "sk-ant-crash-test",
-        "ANTHROPIC_BASE_URL": anthropic.base_url,
-        "VAULTBOT_MODEL__SDK_MAX_RETRIES": "0",
-        "VAULTBOT_BUS__LEASE_SECONDS": "1",
-    }
+    env = subprocess_env(
+        **{
+            "VAULTBOT_TELEGRAM__TOKEN": tg.DEFAULT_TOKEN,
+            "VAULTBOT_TELEGRAM__ALLOWED_USERS": "[42]",
+            "VAULTBOT_TELEGRAM__BASE_URL": telegram.base_url,
+            "VAULTBOT_TELEGRAM__BASE_FILE_URL": telegram.base_file_url,
+            "ANTHROPIC_API_KEY": "sk-ant-crash-test",
+            "ANTHROPIC_BASE_URL": anthropic.base_url,
+            "VAULTBOT_MODEL__SDK_MAX_RETRIES": "0",
+            "VAULTBOT_BUS__LEASE_SECONDS": "1",
+        }
+    )
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "--verbose", "run"],  # verbose: secrets must stay out of logs too
         cwd=tmp_path,

@@ -13,20 +13,7 @@ from bot.runner import Limits, run_turn
 from bot.runner.guards import truncate_middle
 from bot.tools import ToolContext, build_dispatcher
 from tests.fakes.scripted_model import ScriptedModel, call, say
-
-
-class Steps:
-    """Collects the steps the loop records."""
-
-    def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
-        self.events: list[tuple[str, dict[str, Any], str | None]] = []
-
-    async def step(self, **fields: Any) -> None:
-        self.steps.append(fields)
-
-    async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
-        self.events.append((type, data, notice))
+from tests.helpers import Steps
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from bot.runner.watch import RunWatch, classify
 from bot.tools import ToolContext, build_dispatcher, failure
 from tests.fakes.flaky_tools import FlakyTools
 from tests.fakes.scripted_model import ScriptedModel, call, say
-from tests.runner.test_loop import Steps
+from tests.helpers import Steps
 
 OK = {"success": True}
 
