@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from bot import review
+from bot.clock import day_bounds
 from bot.settings import Settings, SettingsError, load_settings
 
 T = TypeVar("T")
@@ -28,6 +29,9 @@ def _run(coro: Awaitable[T]) -> T:
         return asyncio.run(coro)  # type: ignore[arg-type]
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except SettingsError as exc:  # a file a setting names (the pricing table) is unusable
+        click.echo(f"vaultbot: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 @click.group()
@@ -162,6 +166,23 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
         click.echo(json.dumps(run, indent=2, ensure_ascii=False, default=str))
     else:
         click.echo(review.run_detail(run))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--since", help="Only days since then: an ISO 8601 date or time, or an age such as 7d (whole days).")
+@click.pass_context
+def usage(ctx: click.Context, as_json: bool, since: str | None) -> None:
+    """Show tokens and cost per day (in your time zone) and per model."""
+    zone = _settings(ctx).zone
+    start = _since(since)
+    if start is not None:  # whole days: the first day counts from its midnight
+        start = day_bounds(start.astimezone(zone).date(), zone)[0]
+    rows = _run(_with_store(ctx, lambda store: store.usage_by_day(start, zone)))
+    if as_json:
+        click.echo(json.dumps([review.usage_json(row) for row in rows], indent=2))
+    else:
+        click.echo(review.usage_table(rows))
 
 
 @cli.command()

@@ -17,15 +17,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.runner.model import Usage
+from bot.settings import SettingsError
 
 __all__ = ["Price", "PriceTable", "PricingError", "load_prices"]
 
-_PER_TOKEN = 1 / 1_000_000
+_MILLION = 1_000_000
 # A dated snapshot id ("claude-sonnet-4-5-20250929") or an alias ("…-latest") names its family.
 _SUFFIX = re.compile(r"-(\d{8}|latest)$")
 
 
-class PricingError(Exception):
+class PricingError(SettingsError):
     """The pricing file cannot be used; the message names the file and the problem."""
 
 
@@ -74,12 +75,12 @@ class PriceTable:
     def cost(self, model: str, usage: Usage) -> float:
         """Dollars for one call's ``usage``."""
         price = self.find(model) or self.highest
-        return _PER_TOKEN * (
+        return (
             usage.input_tokens * price.input
             + usage.output_tokens * price.output
             + usage.cache_creation_input_tokens * price.cache_write
             + usage.cache_read_input_tokens * price.cache_read
-        )
+        ) / _MILLION
 
 
 def load_prices(path: Path) -> PriceTable:
