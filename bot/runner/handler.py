@@ -55,7 +55,12 @@ class _Recorder:
         call = None
         if fields["kind"] == "model" and self.prices is not None and self.clock is not None:
             call = _priced(self.prices, self.clock, fields["name"], Usage(**(fields.get("usage") or {})))
-        await self.store.add_step(self.context.run_id, summary=summary, call=call, **fields)
+        text = summary.text if summary else None
+        await self.store.add_step(self.context.run_id, summary=text, call=call, **fields)
+        if summary is not None and self.prices is not None and self.clock is not None:
+            await self.store.record_usage(
+                self.context.run_id, _priced(self.prices, self.clock, summary.model, summary.usage)
+            )
 
     async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
         context = self.context
