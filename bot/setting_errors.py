@@ -111,7 +111,8 @@ def _field(settings_cls: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | N
     for part in loc:
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             return field
-        field = model.model_fields.get(str(part))
+        # The SDK's variables are validated under their alias (ANTHROPIC_API_KEY for anthropic_api_key).
+        field = model.model_fields.get(str(part)) or model.model_fields.get(str(part).lower())
         if field is None:
             return None
         model = field.annotation
@@ -126,15 +127,16 @@ def _label(loc: tuple[Any, ...], toml: Path) -> tuple[str, Any]:
     """Where the value at ``loc`` was read (variable, or file and key) and its raw value."""
     parts = [str(p) for p in loc]
     values = _environment()
-    names = [PREFIX + "__".join(p.upper() for p in parts[:n]) for n in range(len(parts), 0, -1)]
-    if parts and parts[0].startswith("anthropic_"):
-        names.insert(0, parts[0].upper())
+    if parts and parts[0].upper().startswith("ANTHROPIC_"):  # the SDK's own variables, without our prefix
+        names = [parts[0].upper()]
+    else:
+        names = [PREFIX + "__".join(p.upper() for p in parts[:n]) for n in range(len(parts), 0, -1)]
     for name in names:
         if name in values:
             return name, values[name] if name == names[0] else None
     found = _toml_value(toml, parts)
     if found is not _MISSING:
-        key = f"[{parts[0]}] {'.'.join(parts[1:])}" if len(parts) > 1 else parts[0]
+        key = f"[{parts[0]}] {'.'.join(parts[1:])}" if len(parts) > 1 else parts[0].lower()
         return f"{toml} {key}", found
     return names[0], None
 
@@ -148,9 +150,10 @@ def _toml_value(toml: Path, parts: list[str]) -> Any:
     except (OSError, ValueError):
         return _MISSING
     for part in parts:
-        if not isinstance(data, dict) or part not in data:
+        key = next((k for k in (part, part.lower()) if isinstance(data, dict) and k in data), None)
+        if key is None:
             return _MISSING
-        data = data[part]
+        data = data[key]
     return data
 
 

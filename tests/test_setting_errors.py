@@ -146,3 +146,14 @@ def test_the_installed_command_prints_one_line_and_exits_2(tmp_path: Path) -> No
         "vaultbot: VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list of numeric user ids, got 'not-a-list'\n"
     )
     assert done.stdout == ""
+
+
+def test_the_sdk_key_in_the_toml_file_is_named_but_not_shown(tmp_path: Path) -> None:
+    config = tmp_path / "config" / "vaultbot.toml"
+    config.parent.mkdir()
+    config.write_text("anthropic_api_key = 123456789\n")
+    code, output = doctor({})
+    assert (code, output) == (
+        2,
+        "vaultbot: config/vaultbot.toml anthropic_api_key: expected text (the value is not shown: it is a secret)\n",
+    )
