@@ -173,3 +173,20 @@ async def test_capture_mode_dates_the_daily_note_by_the_users_clock(tmp_path: Pa
         await app.close()
     note = (tmp_path / "vault" / "Daily" / "2026-11-23.md").read_text()
     assert "- 12:30 summer is here" in note
+
+
+async def test_a_turn_that_crosses_the_budget_finishes_with_the_model(open_app: OpenApp) -> None:
+    def costly_tool_call(messages: list[dict[str, Any]]) -> ModelReply:
+        write = {"folder": "Notes", "title": "Plan", "content": "the plan"}
+        blocks = [{"type": "tool_use", "id": f"toolu_{len(messages)}", "name": "vault_write", "input": write}]
+        return ModelReply(blocks, "tool_use", Usage(100_000, 0), "claude-sonnet-5")
+
+    model, now = ScriptedModel(answer), Now(datetime.now(UTC))
+    model.enqueue(costly_tool_call([]))
+    app = await open_app(model, now)
+    now.local(2030, 1, 15, 12, 0)
+    assert await say(app, "write the plan down") == [("reply", "answered by the model")]
+    assert len(model.calls) == 2, "the budget was reached by the first call; the turn still finished"
+    assert (app.notes.root / "Notes" / "Plan.md").exists()
+    assert [kind for kind, _ in await say(app, "next thought")] == ["notice", "reply"]
+    assert len(model.calls) == 2
