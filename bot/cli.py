@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import date, datetime, tzinfo
 from typing import Any, TypeVar
 
 import click
@@ -175,14 +175,25 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
 def usage(ctx: click.Context, as_json: bool, since: str | None) -> None:
     """Show tokens and cost per day (in your time zone) and per model."""
     zone = _settings(ctx).zone
-    start = _since(since)
-    if start is not None:  # whole days: the first day counts from its midnight
-        start = day_bounds(start.astimezone(zone).date(), zone)[0]
+    start = _first_day(since, zone)
     rows = _run(_with_store(ctx, lambda store: store.usage_by_day(start, zone)))
     if as_json:
         click.echo(json.dumps([review.usage_json(row) for row in rows], indent=2))
     else:
         click.echo(review.usage_table(rows))
+
+
+def _first_day(since: str | None, zone: tzinfo) -> datetime | None:
+    """Whole days: the start of the day ``since`` falls on, in ``zone``; a bare date is a day there."""
+    if since is None:
+        return None
+    try:
+        day = date.fromisoformat(since.strip())
+    except ValueError:
+        start = _since(since)
+        assert start is not None
+        day = start.astimezone(zone).date()
+    return day_bounds(day, zone)[0]
 
 
 @cli.command()

@@ -3,6 +3,7 @@ after a real chat through the `anthropic` SDK and a fake Messages API that repor
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from bot.cli import cli
+from bot.db import Database
+from bot.store import CallUsage, Store
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import Canned, FakeAnthropic
 from tests.test_cli import vaultbot
@@ -120,3 +123,20 @@ def test_a_broken_pricing_file_is_one_clear_line(tmp_path: Path) -> None:
     assert (
         done.stderr.startswith("vaultbot: config/pricing.toml: models.claude-x.") and len(done.stderr.splitlines()) == 1
     )
+
+
+def test_since_a_date_means_that_day_in_the_users_zone(tmp_path: Path) -> None:
+    async def seed() -> None:
+        db = await Database.open(tmp_path / "data" / "vaultbot.db")
+        try:
+            for at in (datetime(2026, 3, 2, 1, 0, tzinfo=UTC), datetime(2026, 3, 2, 15, 0, tzinfo=UTC)):
+                await Store(db).record_usage("r", CallUsage(at, "claude-haiku-4-5", 1000, 0, 0, 0, 0.001))
+        finally:
+            await db.close()
+
+    asyncio.run(seed())
+    # 01:00 UTC on 2 March is still 1 March in New York.
+    shown = run("usage", "--json", "--since", "2026-03-02", VAULTBOT_TIMEZONE="America/New_York")
+    assert [(r["day"], r["input_tokens"]) for r in json.loads(shown.output)] == [("2026-03-02", 1000)]
+    everything = json.loads(run("usage", "--json", VAULTBOT_TIMEZONE="America/New_York").output)
+    assert [r["day"] for r in everything] == ["2026-03-01", "2026-03-02"]
