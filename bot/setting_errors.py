@@ -10,7 +10,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, SecretStr, ValidationError
@@ -56,16 +56,16 @@ def describe_parse_error(section: str, settings_cls: type[BaseModel]) -> str:
         return f"{section_var}: expected a JSON object of the section's settings, got {_show(values[section_var])}"
     section_field = settings_cls.model_fields.get(section)
     section_model = section_field.annotation if section_field else None
+    fields = (
+        section_model.model_fields if isinstance(section_model, type) and issubclass(section_model, BaseModel) else {}
+    )
     for name, value in values.items():
-        if not name.startswith(section_var + "__") or _is_json(value):
-            continue
         key = name.removeprefix(section_var + "__").lower()
-        expected = _EXPECTED.get((section, key), "a JSON value")
-        if isinstance(section_model, type) and issubclass(section_model, BaseModel):
-            field = section_model.model_fields.get(key)
-            if field is not None and _is_secret(field):
-                return f"{name}: expected {expected} (the value is not shown: it is a secret)"
-        return f"{name}: expected {expected}, got {_show(value)}"
+        # Only lists and tables are read as JSON; a plain text value such as a URL never is.
+        if not name.startswith(section_var + "__") or key not in fields or not _is_complex(fields[key]):
+            continue
+        if not _is_json(value):
+            return f"{name}: expected {_EXPECTED.get((section, key), 'a JSON value')}, got {_show(value)}"
     return f"{section_var}__*: a value in this section is not valid JSON"
 
 
@@ -117,6 +117,11 @@ def _field(settings_cls: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | N
             return None
         model = field.annotation
     return field
+
+
+def _is_complex(field: FieldInfo) -> bool:
+    kind = get_origin(field.annotation) or field.annotation
+    return kind in (list, dict, set, tuple) or isinstance(kind, type) and issubclass(kind, BaseModel)
 
 
 def _is_secret(field: FieldInfo) -> bool:

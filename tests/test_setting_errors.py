@@ -127,6 +127,16 @@ def test_a_secret_in_the_toml_file_is_not_echoed(tmp_path: Path) -> None:
     assert SECRET not in output
 
 
+def test_the_variable_that_is_not_json_is_named_not_its_plain_text_neighbours() -> None:
+    code, output = doctor(
+        {"VAULTBOT_TELEGRAM__BASE_URL": "http://127.0.0.1:9/bot", "VAULTBOT_TELEGRAM__ALLOWED_USERS": "42,43"}
+    )
+    assert (code, output) == (
+        2,
+        "vaultbot: VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list of numeric user ids, got '42,43'\n",
+    )
+
+
 def test_a_bad_value_in_dotenv_is_named(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("VAULTBOT_BUS__MAX_ATTEMPTS=lots\n")
     assert doctor({}) == (2, "vaultbot: VAULTBOT_BUS__MAX_ATTEMPTS: expected a whole number, got 'lots'\n")
