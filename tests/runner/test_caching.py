@@ -14,6 +14,7 @@ from bot.runner.history import fit
 from bot.store import Turn
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.prompt_cache import count_tokens
 from tests.helpers import run_inbox
 from tests.runner.test_turns import said, send
 
@@ -57,13 +58,17 @@ async def test_every_call_reads_everything_the_call_before_it_sent(
 ) -> None:
     app = await open_app(make_app, cached_api)
     cached_api.handler = remember
-    for i in range(10):
-        await send(app, f"remember that the spare key number {i} is under the blue flower pot by the door")
+    texts = [f"remember that the spare key number {i} is under the blue flower pot by the door" for i in range(10)]
+    for text in texts:
+        await send(app, text)
         await run_inbox(app)
     assert len(cached_api.usages) == 40
     sent, read = totals(cached_api), [u["cache_read_input_tokens"] for u in cached_api.usages]
-    # Within a run and from one turn to the next, the whole previous prompt is read from the cache.
-    assert read[1:] == sent[:-1]
+    # Within a run and from one turn to the next, the whole previous prompt is read from the cache,
+    # except the user's new message, which the first call sends as it came (unmarked).
+    message = [count_tokens("user:" + json.dumps({"type": "text", "text": t}, ensure_ascii=False)) for t in texts]
+    unread = [sent[i - 1] - read[i] for i in range(1, 40)]
+    assert unread == [message[i // 4] if i % 4 == 1 else 0 for i in range(1, 40)]
     assert sum(read) / sum(sent) >= 0.9
     last = cached_api.usages[-1]
     assert last["input_tokens"] + last["cache_creation_input_tokens"] < 1500
@@ -76,10 +81,12 @@ async def test_a_step_with_many_tool_calls_still_reads_the_previous_call(
 ) -> None:
     app = await open_app(make_app, cached_api)
     calls = [("vault_list", {"folder": "", "limit": n}) for n in range(1, 13)]  # 24 blocks: beyond the lookback
-    cached_api.enqueue(api.tool_use(*calls), api.text("Nothing there yet."))
+    cached_api.enqueue(
+        api.tool_use(("vault_search", {"query": "keys"})), api.tool_use(*calls), api.text("Nothing there yet.")
+    )
     await send(app, "what do I have?")
     await run_inbox(app)
-    assert cached_api.usages[1]["cache_read_input_tokens"] == totals(cached_api)[0]
+    assert cached_api.usages[2]["cache_read_input_tokens"] == totals(cached_api)[1]
 
 
 async def test_the_history_window_moves_in_chunks_so_most_turns_still_hit(
@@ -91,11 +98,13 @@ async def test_the_history_window_moves_in_chunks_so_most_turns_still_hit(
         await send(app, f"note {i}")
         await run_inbox(app)
     starts = [said(r.body["messages"][0]) for r in cached_api.requests]
-    sent, read = totals(cached_api), [u["cache_read_input_tokens"] for u in cached_api.usages]
-    misses = [i for i in range(1, 12) if read[i] < sent[i - 1]]
+    read = [u["cache_read_input_tokens"] for u in cached_api.usages]
+    static = cached_api.usages[0]["cache_creation_input_tokens"]  # tools and system
+    misses = [i for i in range(1, 12) if read[i] == static]  # nothing of the conversation read
     # Six turns kept at most; the window's start moves three turns at a time, not on every message.
     assert starts == ["note 0"] * 7 + ["note 3"] * 3 + ["note 6"] * 2
-    assert misses == [7, 10]
+    # (The second turn misses too: the first turn's one call sent no history to mark.)
+    assert misses == [1, 7, 10]
     assert all(len(r.body["messages"]) >= 2 * 3 + 1 for r in cached_api.requests[6:])
 
 

@@ -102,14 +102,15 @@ async def test_a_run_that_never_calls_send_message_still_answers_with_its_text(
 async def test_history_carries_earlier_turns_of_the_same_conversation_only(
     app: App, fake_anthropic: FakeAnthropic
 ) -> None:
-    fake_anthropic.handler = lambda body: api.text(f"answer to {said(body['messages'][-1])}")
+    fake_anthropic.handler = lambda body: api.text(f"answer to {body['messages'][-1]['content']}")
     await send(app, "first question")
     await send(app, "elsewhere", conversation="terminal:bob")
     await run_inbox(app)
     await send(app, "second question")
     await run_inbox(app)
     last = fake_anthropic.requests[-1].body["messages"]
-    assert [said(m) for m in last] == ["first question", "answer to first question", "second question"]
+    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in last]
+    assert texts == ["first question", "answer to first question", "second question"]
 
 
 async def test_a_500_then_success_is_answered_once(app: App, fake_anthropic: FakeAnthropic) -> None:
