@@ -125,8 +125,7 @@ class TurnHandler:
             await self._finish(delivery, context, result)
             return ACKED
         turns = await self._store.load_history(message.conversation, self._history_turns)
-        # Half the window at a time: the conversation's start (and cached prefix) holds for that many turns.
-        history = fit(turns, self._history_tokens, chunk=max(1, self._history_turns // 2))
+        history = fit(turns, self._history_tokens, window=self._history_turns)
         try:
             result = await run_turn(
                 model=self._model,

@@ -5,15 +5,18 @@ tool_result blocks always stay paired. A turn is compacted once, when it is stor
 results and tool inputs are cut, because the model needs to know what was done, not to reread
 every note it once read (the audit trail keeps them whole).
 
-The window of turns moves in chunks, not turn by turn: it starts on a turn whose number is a
-multiple of ``chunk`` (plus one), so the start of the conversation the model sees, and with it the
-cached prompt prefix, stays the same for ``chunk`` turns at a time instead of changing on every
-message once the window is full. Every turn is closed on the way out (``bot.runner.closing``), so
-turns stored open by older versions reach the model well-formed.
+Once old turns must go, the window does not slide turn by turn: that would change the start of
+the conversation the model sees, and so miss the prompt cache, on every message. Its first turn is
+the one with the lowest rank (a hash of its row id) among the turns it may start at, which keeps at
+least half the window. As the window moves, that turn stays the lowest until it is dropped or a
+lower one arrives: the start holds for several messages at a time, with no state kept anywhere
+(winnowing, as in document fingerprinting). Every turn is closed on the way out
+(``bot.runner.closing``), so turns stored open by older versions reach the model well-formed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -26,17 +29,23 @@ COMPACT_ABOVE = 600  # characters of a tool result or tool input string kept who
 COMPACT_KEEP = 300
 
 
-def fit(turns: list[Turn], budget_tokens: int, *, chunk: int = 1) -> list[dict[str, Any]]:
-    """The newest turns that fit in ``budget_tokens``, oldest first, as one message list, starting
-    on a chunk boundary when one fits (otherwise the newest turns that fit)."""
+def fit(turns: list[Turn], budget_tokens: int, *, window: int = 0) -> list[dict[str, Any]]:
+    """The newest turns that fit in ``budget_tokens``, oldest first, as one message list.
+
+    ``window`` is how many turns the store was asked for: when it returned that many, or the
+    budget drops some, the start is chosen to hold across messages (see the module docstring).
+    """
     costs = [turn.tokens or estimate_tokens(turn.messages) for turn in turns]
     start = _newest_fitting(costs, budget_tokens)
-    for candidate in range(start, len(turns)):
-        # A turn without a number (0) is a boundary, which is the turn-by-turn window.
-        if (turns[candidate].number - 1) % chunk == 0 or turns[candidate].number == 0:
-            start = candidate
-            break
+    if window > 1 and (start > 0 or len(turns) >= window):
+        latest = len(turns) - window // 2  # the window keeps at least half its turns
+        if latest > start:
+            start = min(range(start, latest + 1), key=lambda i: _rank(turns[i].id))
     return [message for turn in turns[start:] for message in closed(turn.messages)]
+
+
+def _rank(turn_id: int) -> bytes:
+    return hashlib.blake2b(turn_id.to_bytes(8, "little"), digest_size=8).digest()
 
 
 def _newest_fitting(costs: list[int], budget_tokens: int) -> int:

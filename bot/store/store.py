@@ -18,12 +18,12 @@ __all__ = ["Store", "Turn"]
 
 @dataclass(frozen=True)
 class Turn:
-    """One stored turn: its messages, their estimated token cost (0 when not known), and its
-    position in the conversation since the last reset (1 for the first turn; 0 when not known)."""
+    """One stored turn: its messages, their estimated token cost (0 when not known), and its row id
+    (0 when not known), which orders turns and picks where the history window starts."""
 
     messages: list[dict[str, Any]]
     tokens: int
-    number: int = 0
+    id: int = 0
 
 
 def _json(value: Any) -> str:
@@ -54,27 +54,21 @@ class Store:
     async def load_history(self, conversation: str, max_turns: int) -> list[Turn]:
         """The last ``max_turns`` turns of a conversation, oldest first.
 
-        Only the newest turns are read (an index walk backwards); numbering them counts the
-        conversation's index entries, which stays well under a millisecond for thousands of turns.
+        Only the newest turns are read (an index walk backwards), so the cost does not grow with
+        the conversation's length.
         """
         if max_turns <= 0:
             return []
         rows = await self._db.fetchall(
             """
-            WITH reset AS (SELECT coalesce((SELECT after_turn FROM history_resets WHERE conversation = :c), 0) AS id)
-            SELECT messages, tokens,
-                   (SELECT count(*) FROM turns WHERE conversation = :c AND id > (SELECT id FROM reset)) AS total
-            FROM turns
-            WHERE conversation = :c AND id > (SELECT id FROM reset)
+            SELECT id, messages, tokens FROM turns
+            WHERE conversation = :c
+              AND id > coalesce((SELECT after_turn FROM history_resets WHERE conversation = :c), 0)
             ORDER BY id DESC LIMIT :n
             """,
             {"c": conversation, "n": max_turns},
         )
-        # Numbered from the newest down; the count is one walk of the conversation's index entries.
-        return [
-            Turn(json.loads(row["messages"]), row["tokens"], row["total"] - k)
-            for k, row in reversed(list(enumerate(rows)))
-        ]
+        return [Turn(json.loads(row["messages"]), row["tokens"], row["id"]) for row in reversed(rows)]
 
     async def reset_history(self, conversation: str) -> None:
         """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""

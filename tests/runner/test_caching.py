@@ -89,23 +89,22 @@ async def test_a_step_with_many_tool_calls_still_reads_the_previous_call(
     assert cached_api.usages[2]["cache_read_input_tokens"] == totals(cached_api)[1]
 
 
-async def test_the_history_window_moves_in_chunks_so_most_turns_still_hit(
+async def test_the_history_window_start_holds_across_messages_so_most_turns_still_hit(
     make_app: AppFactory, cached_api: FakeAnthropic
 ) -> None:
-    app = await open_app(make_app, cached_api, history_turns=6)
+    app = await open_app(make_app, cached_api, history_turns=10)
     cached_api.handler = lambda body: api.text("Noted.")
-    for i in range(12):
+    for i in range(30):
         await send(app, f"note {i}")
         await run_inbox(app)
-    starts = [said(r.body["messages"][0]) for r in cached_api.requests]
+    starts = [int(said(r.body["messages"][0]).split()[1]) for r in cached_api.requests]
     read = [u["cache_read_input_tokens"] for u in cached_api.usages]
     static = cached_api.usages[0]["cache_creation_input_tokens"]  # tools and system
-    misses = [i for i in range(1, 12) if read[i] == static]  # nothing of the conversation read
-    # Six turns kept at most; the window's start moves three turns at a time, not on every message.
-    assert starts == ["note 0"] * 7 + ["note 3"] * 3 + ["note 6"] * 2
-    # (The second turn misses too: the first turn's one call sent no history to mark.)
-    assert misses == [1, 7, 10]
-    assert all(len(r.body["messages"]) >= 2 * 3 + 1 for r in cached_api.requests[6:])
+    misses = [i for i in range(1, 30) if read[i] == static]  # nothing of the conversation read
+    # A window sliding turn by turn would start elsewhere, and miss, on each of the last 20 messages.
+    assert len(misses) <= 10
+    assert misses == [1] + [i for i in range(2, 30) if starts[i] != starts[i - 1]]
+    assert starts == sorted(starts) and all(i - start >= 5 for i, start in enumerate(starts) if i >= 10)
 
 
 async def test_a_turn_compacted_in_history_is_still_read_up_to_its_message(
@@ -125,26 +124,22 @@ async def test_a_turn_compacted_in_history_is_still_read_up_to_its_message(
     assert first["cache_creation_input_tokens"] > 0
 
 
-def test_a_tight_token_budget_drops_old_turns_a_chunk_at_a_time() -> None:
+def test_the_window_start_holds_for_several_messages_and_keeps_half_the_window() -> None:
     def turn(n: int) -> Turn:
         messages = [
             {"role": "user", "content": f"question {n}"},
             {"role": "assistant", "content": [{"type": "text", "text": f"answer {n}"}]},
         ]
-        return Turn(messages, tokens=10, number=n)
+        return Turn(messages, tokens=10, id=n)
 
-    def first_kept(last: int, budget: int) -> str:
-        return said(fit([turn(n) for n in range(1, last + 1)], budget, chunk=4)[0])
+    def first_kept(last: int, budget: int = 10_000) -> int:
+        loaded = [turn(n) for n in range(max(1, last - 19), last + 1)]  # what the store returns
+        return int(said(fit(loaded, budget, window=20)[0]).split()[1])
 
-    # Budget for five turns: the window starts on turns 1, 5, 9, … and holds until the next one fits.
-    assert [first_kept(last, 50) for last in range(5, 12)] == [
-        "question 1",
-        "question 5",
-        "question 5",
-        "question 5",
-        "question 5",
-        "question 9",
-        "question 9",
-    ]
-    # No boundary fits at all: the newest turns that fit, as before.
-    assert first_kept(11, 25) == "question 10"
+    starts = [first_kept(last) for last in range(1, 301)]
+    assert starts[:19] == [1] * 19  # nothing dropped until the window is full
+    assert starts == sorted(starts) and all(last - start >= 9 for last, start in enumerate(starts, 1) if last >= 20)
+    changes = sum(1 for a, b in zip(starts, starts[1:], strict=False) if a != b)
+    assert changes <= 300 // 4  # turn by turn, it would be 280
+    # A budget for fewer turns than half the window: the newest turns that fit, as before.
+    assert first_kept(300, budget=45) == 297
