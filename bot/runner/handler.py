@@ -167,7 +167,7 @@ class TurnHandler:
             await self._finish(delivery, context, result)
             return ACKED
         turns = await self._store.load_history(message.conversation, self._history_turns)
-        history = fit(turns, self._history_tokens)
+        history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
         try:
             result = await run_turn(
@@ -252,14 +252,15 @@ class TurnHandler:
         raise DeadLetter(str(exc))
 
     async def on_dead(self, delivery: Delivery, error: BaseException) -> None:
-        """After the last attempt: apologise once and make the loss visible in the log."""
+        """After the last attempt: apologise once, make the loss visible in the log, and close the
+        message's turn in history so the next message does not read as its continuation."""
         message = delivery.parse(InboundMessage)
         context = _context(message, run_id="")
         reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        # The user hears our own sentences about the model, never a raw exception's text.
+        cause = error.__cause__ if isinstance(error, Retry) else error
+        told = str(cause) if isinstance(cause, ModelError | DeadLetter) else "an internal error, which was logged"
         if not isinstance(error, DeadLetter):
-            # The user hears our own sentences about the model, never a raw exception's text.
-            cause = error.__cause__ if isinstance(error, Retry) else error
-            told = str(cause) if isinstance(cause, ModelError) else "an internal error, which was logged"
             await queue_notice(self._bus, context, APOLOGY.format(attempts=delivery.attempts, error=told), key="dead")
         await self._store.add_interaction(
             conversation=message.conversation,
@@ -267,6 +268,15 @@ class TurnHandler:
             summary=f"Message not handled after {delivery.attempts} attempt(s): {reason}",
             run_id=None,
         )
+        if parse_command(message.text) is None:  # commands leave the conversation's history alone
+            await self._close_unanswered(message, told)
+
+    async def _close_unanswered(self, message: InboundMessage, told: str) -> None:
+        unanswered = [
+            {"role": "user", "content": message.text},
+            {"role": "assistant", "content": [{"type": "text", "text": f"(Not answered: {told}.)"}]},
+        ]
+        await self._store.append_turn(message.conversation, message.id, unanswered, tokens=estimate_tokens(unanswered))
 
 
 def _context(message: InboundMessage, *, run_id: str) -> ToolContext:

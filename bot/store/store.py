@@ -21,10 +21,12 @@ __all__ = ["CallUsage", "Store", "Turn", "UsageRow"]
 
 @dataclass(frozen=True)
 class Turn:
-    """One stored turn: its messages and their estimated token cost (0 when not known)."""
+    """One stored turn: its messages, their estimated token cost (0 when not known), and its row id
+    (0 when not known), which orders turns and picks where the history window starts."""
 
     messages: list[dict[str, Any]]
     tokens: int
+    id: int = 0
 
 
 def _json(value: Any) -> str:
@@ -62,14 +64,14 @@ class Store:
             return []
         rows = await self._db.fetchall(
             """
-            SELECT messages, tokens FROM turns
+            SELECT id, messages, tokens FROM turns
             WHERE conversation = :c
               AND id > coalesce((SELECT after_turn FROM history_resets WHERE conversation = :c), 0)
             ORDER BY id DESC LIMIT :n
             """,
             {"c": conversation, "n": max_turns},
         )
-        return [Turn(json.loads(row["messages"]), row["tokens"]) for row in reversed(rows)]
+        return [Turn(json.loads(row["messages"]), row["tokens"], row["id"]) for row in reversed(rows)]
 
     async def reset_history(self, conversation: str) -> None:
         """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""

@@ -53,8 +53,9 @@ class SendMessage:
 
     name = "send_message"
     description = (
-        "Send the user a message (Markdown). This is how you reply; the recipient is always the "
-        "person you are talking to."
+        "Send the user a message (Markdown) while you keep working; the recipient is always the person "
+        "you are talking to. To reply when you are done, end your turn with the reply as your final "
+        "text instead: it is sent for you, and after send_message it is not sent again."
     )
     input_model = SendMessageInput
 
@@ -73,7 +74,8 @@ class LogInteraction:
     name = "log_interaction"
     description = (
         "Record a one- or two-sentence summary of what you did for the user in their interaction log, "
-        "with a category such as note, task, question or link. Call it once per message you handle."
+        "with a category such as note, task, question or link. Call it once per message you handle, "
+        "in the same response as the other tools that do the work."
     )
     input_model = LogInteractionInput
 
