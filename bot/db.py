@@ -96,6 +96,9 @@ class Database:
         self.path = path
         self._conn = conn
         self._lock = asyncio.Lock()
+        # Set while no transaction is open: statements waiting for one to end all go at once.
+        self._no_transaction = asyncio.Event()
+        self._no_transaction.set()
 
     @classmethod
     async def open(cls, path: Path) -> Database:
@@ -138,7 +141,12 @@ class Database:
             yield outer
             return
         async with self._lock:
-            await self._conn.execute("BEGIN IMMEDIATE")
+            self._no_transaction.clear()
+            try:
+                await self._conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self._no_transaction.set()
+                raise
             tx = Tx(self, self._conn)
             token = _current.set(tx)
             try:
@@ -154,6 +162,7 @@ class Database:
                 await self._conn.execute("COMMIT")
             finally:
                 _current.reset(token)
+                self._no_transaction.set()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement, atomic on its own, or as part of this task's transaction if there is
@@ -183,10 +192,9 @@ class Database:
 
     async def _outside_transactions(self) -> None:
         # Returns with no transaction open. The caller then queues its statement without awaiting
-        # in between, so it reaches the connection's thread ahead of any transaction's BEGIN.
-        while self._lock.locked():
-            async with self._lock:
-                pass
+        # in between, so it reaches the connection's thread ahead of any later transaction's BEGIN.
+        while not self._no_transaction.is_set():
+            await self._no_transaction.wait()
 
 
 def _prepare(path: Path) -> None:
