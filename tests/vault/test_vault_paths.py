@@ -141,3 +141,31 @@ def test_leading_dot_title_is_not_hidden(notes: Vault) -> None:
 
     assert result.path == "env.md"
     assert [n.path for n in notes.list().notes] == ["env.md"]
+
+
+@pytest.mark.parametrize("hidden", [".obsidian", ".git", ".trash"])
+def test_a_symlink_inside_the_vault_into_a_hidden_folder_is_refused(notes: Vault, hidden: str) -> None:
+    private = notes.root / hidden
+    private.mkdir()
+    (private / "config.md").write_text("private settings", encoding="utf-8")
+    (notes.root / "Settings").symlink_to(private, target_is_directory=True)
+    (notes.root / "Config.md").symlink_to(private / "config.md")
+
+    for folder in ("Settings", "Settings/sub"):
+        with pytest.raises(PathNotAllowed):
+            notes.write(folder, "T", "x")
+    with pytest.raises(PathNotAllowed):
+        notes.read("Settings/config")
+    with pytest.raises(PathNotAllowed):
+        notes.read("Config")
+    with pytest.raises(PathNotAllowed):
+        notes.list("Settings")
+    for mode in ("create", "append", "replace"):
+        with pytest.raises(PathNotAllowed):
+            notes.write("", "Config", "overwritten", mode=mode)
+    with pytest.raises(PathNotAllowed):
+        notes.save_attachment("Settings", "a.png", b"png")
+    assert sorted(p.name for p in private.iterdir()) == ["config.md"]
+    assert (private / "config.md").read_text(encoding="utf-8") == "private settings"
+    assert notes.search("private") == []
+    assert notes.list().notes == [] and notes.list().folders == []
