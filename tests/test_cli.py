@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -255,3 +258,50 @@ def test_capture_into_a_daily_note_named_by_the_pattern_and_folder(tmp_path: Pat
     assert note.stem in {before, after}  # the week may turn while the command runs
     assert "a thought" in note.read_text()
     assert f"Saved to Diary/{note.name} in your vault." in done.stdout
+
+
+async def test_ctrl_c_stops_run_gracefully_and_loses_nothing_in_flight(tmp_path: Path) -> None:
+    from bot.bus import INBOUND, Bus, InboundMessage, Sender
+    from bot.db import Database
+
+    db = await Database.open(tmp_path / "data" / "vaultbot.db")
+    message = InboundMessage(channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text="hi")
+    await Bus(db).publish(INBOUND, message, conversation="terminal:ann")
+    await db.close()
+    asked, release = threading.Event(), threading.Event()
+
+    def answer(body: dict[str, object]) -> api.Canned:
+        asked.set()
+        release.wait(timeout=30)  # the turn is in flight while Ctrl-C arrives
+        return api.text("Hello.")
+
+    with FakeAnthropic() as fake:
+        fake.handler = answer
+        env = subprocess_env(ANTHROPIC_API_KEY="sk-ant-cli", ANTHROPIC_BASE_URL=fake.base_url)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "run"], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert asked.wait(30), "vaultbot run never called the model"
+            process.send_signal(signal.SIGINT)
+            release.set()
+            assert process.wait(timeout=30) == 0
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            errors = process.stderr.read() if process.stderr else ""
+            if process.stderr:
+                process.stderr.close()
+    assert "Traceback" not in errors
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "vaultbot.db")) as conn:
+        rows = conn.execute("SELECT topic, status, payload FROM bus_messages ORDER BY id").fetchall()
+        runs = [row[0] for row in conn.execute("SELECT status FROM runs")]
+    [(_, status, _)] = [row for row in rows if row[0] == INBOUND]
+    # In-flight work finishes (its reply queued) or is handed back for the next start; never lost.
+    if status == "done":
+        assert [json.loads(p)["text"] for topic, _, p in rows if topic != INBOUND] == ["Hello."]
+        assert runs == ["completed"]
+    else:
+        assert status == "pending"
