@@ -1,12 +1,16 @@
-"""Helpers shared by the tests: readers over the real database, a step recorder, and the
-environment for a `vaultbot` subprocess."""
+"""Helpers shared by the tests: readers over the real database, a step recorder, disk faults for
+the real vault, and the environment for a `vaultbot` subprocess."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import vault.vault
 from bot.app import App
 from bot.bus import OutboundMessage
 
@@ -45,3 +49,23 @@ async def outbox(app: App) -> list[OutboundMessage]:
 async def run_inbox(app: App) -> None:
     """Let the runner worker handle everything on the inbound topic, then return."""
     await app.runner_worker().run(burst=True)
+
+
+class DiskFaults:
+    """Makes the vault's low-level atomic write (``vault.vault.write_atomic``) raise ``error``,
+    as a full or failing disk would: the first ``times`` writes, or every one when ``times`` is None.
+    Everything above it (the real vault, tools, dispatcher) runs as it does for users."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, times: int | None = None, error: OSError | None = None):
+        self.failed: list[Path] = []
+        self._times = times
+        self._error = error or OSError(errno.ENOSPC, "No space left on device")
+        real = vault.vault.write_atomic
+
+        def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+            if self._times is None or len(self.failed) < self._times:
+                self.failed.append(path)
+                raise self._error
+            real(path, data, exclusive=exclusive)
+
+        monkeypatch.setattr(vault.vault, "write_atomic", write_atomic)

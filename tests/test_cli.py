@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -73,6 +77,8 @@ def test_the_same_line_with_a_key_runs_the_tool_loop_and_prints_the_models_reply
             "ANTHROPIC_API_KEY": "sk-ant-cli-secret",
             "ANTHROPIC_BASE_URL": fake.base_url,
             "VAULTBOT_MODEL__SDK_MAX_RETRIES": "0",
+            "LOGNAME": "ann",  # the terminal's user names the conversation
+            "USER": "ann",
         }
         done = vaultbot(tmp_path, "chat", stdin="remember to buy oat milk\n", env=env)
     assert done.returncode == 0, done.stderr
@@ -80,7 +86,7 @@ def test_the_same_line_with_a_key_runs_the_tool_loop_and_prints_the_models_reply
     assert (tmp_path / "data" / "vault" / "Tasks" / "Oat milk.md").exists()
 
     runs = json.loads(vaultbot(tmp_path, "runs", "--json").stdout)
-    assert [(r["status"], r["conversation"]) for r in runs] == [("completed", runs[0]["conversation"])]
+    assert [(r["status"], r["conversation"]) for r in runs] == [("completed", "terminal:ann")]
     shown = vaultbot(tmp_path, "runs", "show", runs[0]["id"], "--json")
     steps = json.loads(shown.stdout)["steps"]
     assert [s["name"] for s in steps if s["kind"] == "tool"] == ["vault_write", "log_interaction"]
@@ -186,3 +192,116 @@ def test_ctrl_c_ends_chat_at_once_even_while_waiting_for_input(tmp_path: Path) -
             process.wait()
         os.close(master)
         os.close(terminal)
+
+
+async def seed_history(tmp_path: Path) -> None:
+    """Five log entries and runs, one a day for the last five days (newest: one hour ago), in the
+    database `vaultbot` opens in tmp_path."""
+    from bot.db import Database, to_iso
+    from bot.store import Store
+
+    db = await Database.open(tmp_path / "data" / "vaultbot.db")
+    try:
+        store = Store(db)
+        for days in reversed(range(5)):  # oldest first, as they happened
+            when = to_iso(datetime.now(UTC) - timedelta(days=days, hours=1))
+            entry = await store.add_interaction(
+                conversation="terminal:ann", category="note", summary=f"entry {days}d old", run_id=None
+            )
+            await store.start_run(f"run-{days}d", conversation="terminal:ann", inbound_id=None, model="m", mode="model")
+            # The store stamps the present; these rows stand for what happened earlier.
+            await db.execute("UPDATE interactions SET created_at = ? WHERE id = ?", (when, entry))
+            await db.execute("UPDATE runs SET started_at = ? WHERE id = ?", (when, f"run-{days}d"))
+    finally:
+        await db.close()
+
+
+def as_json(tmp_path: Path, *args: str) -> list[dict[str, object]]:
+    done = vaultbot(tmp_path, *args, "--json")
+    assert done.returncode == 0, done.stderr
+    rows: list[dict[str, object]] = json.loads(done.stdout)
+    return rows
+
+
+async def test_log_limit_and_since_pick_the_newest_entries(tmp_path: Path) -> None:
+    await seed_history(tmp_path)
+    summaries = [e["summary"] for e in as_json(tmp_path, "log")]
+    assert summaries == [f"entry {d}d old" for d in range(5)]  # newest first
+    assert [e["summary"] for e in as_json(tmp_path, "log", "--limit", "2")] == ["entry 0d old", "entry 1d old"]
+    assert [e["summary"] for e in as_json(tmp_path, "log", "--since", "2d")] == ["entry 0d old", "entry 1d old"]
+    since = (datetime.now(UTC) - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%S")
+    assert len(as_json(tmp_path, "log", "--since", since)) == 3
+    assert [e["summary"] for e in as_json(tmp_path, "log", "--since", "7d", "--limit", "1")] == ["entry 0d old"]
+    bad = vaultbot(tmp_path, "log", "--since", "last tuesday")
+    assert bad.returncode == 2 and "--since" in bad.stderr and "Traceback" not in bad.stderr
+
+
+async def test_runs_since_picks_the_recent_runs(tmp_path: Path) -> None:
+    await seed_history(tmp_path)
+    assert [r["id"] for r in as_json(tmp_path, "runs")] == [f"run-{d}d" for d in range(5)]
+    assert [r["id"] for r in as_json(tmp_path, "runs", "--since", "36h")] == ["run-0d", "run-1d"]
+    assert [r["id"] for r in as_json(tmp_path, "runs", "--since", "3d", "--limit", "1")] == ["run-0d"]
+
+
+def test_capture_into_a_daily_note_named_by_the_pattern_and_folder(tmp_path: Path) -> None:
+    pattern = "Journal %Y, week %V"
+    before = datetime.now().astimezone().strftime(pattern)
+    env = {
+        "VAULTBOT_VAULT__CAPTURE_TO": "daily",
+        "VAULTBOT_VAULT__DAILY_FOLDER": "Diary",
+        "VAULTBOT_VAULT__DAILY_PATTERN": pattern,
+    }
+    done = vaultbot(tmp_path, "chat", stdin="a thought\n", env=env)
+    after = datetime.now().astimezone().strftime(pattern)
+    assert done.returncode == 0, done.stderr
+    [note] = list((tmp_path / "data" / "vault" / "Diary").glob("*.md"))
+    assert note.stem in {before, after}  # the week may turn while the command runs
+    assert "a thought" in note.read_text()
+    assert f"Saved to Diary/{note.name} in your vault." in done.stdout
+
+
+async def test_ctrl_c_stops_run_gracefully_and_loses_nothing_in_flight(tmp_path: Path) -> None:
+    from bot.bus import INBOUND, Bus, InboundMessage, Sender
+    from bot.db import Database
+
+    db = await Database.open(tmp_path / "data" / "vaultbot.db")
+    message = InboundMessage(channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text="hi")
+    await Bus(db).publish(INBOUND, message, conversation="terminal:ann")
+    await db.close()
+    asked, release = threading.Event(), threading.Event()
+
+    def answer(body: dict[str, object]) -> api.Canned:
+        asked.set()
+        release.wait(timeout=30)  # the turn is in flight while Ctrl-C arrives
+        return api.text("Hello.")
+
+    with FakeAnthropic() as fake:
+        fake.handler = answer
+        env = subprocess_env(ANTHROPIC_API_KEY="sk-ant-cli", ANTHROPIC_BASE_URL=fake.base_url)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "run"], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert asked.wait(30), "vaultbot run never called the model"
+            process.send_signal(signal.SIGINT)
+            release.set()
+            assert process.wait(timeout=30) == 0
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            errors = process.stderr.read() if process.stderr else ""
+            if process.stderr:
+                process.stderr.close()
+    assert "Traceback" not in errors
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "vaultbot.db")) as conn:
+        rows = conn.execute("SELECT topic, status, payload FROM bus_messages ORDER BY id").fetchall()
+        runs = [row[0] for row in conn.execute("SELECT status FROM runs")]
+    [(_, status, _)] = [row for row in rows if row[0] == INBOUND]
+    # In-flight work finishes (its reply queued) or is handed back for the next start; never lost.
+    if status == "done":
+        assert [json.loads(p)["text"] for topic, _, p in rows if topic != INBOUND] == ["Hello."]
+        assert runs == ["completed"]
+    else:
+        assert status == "pending"

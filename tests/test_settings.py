@@ -3,11 +3,106 @@ ends the program with one clear line and exit status 2."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bot.settings import SettingsError, load_settings
+from bot.settings import Settings, SettingsError, load_settings
+from tests.helpers import ROOT
+
+# Defaults the README's table gives in words rather than as a value.
+WORDS = {
+    ("VAULTBOT_TELEGRAM__BASE_URL", "Telegram's"): "https://api.telegram.org/bot",
+    ("VAULTBOT_TELEGRAM__BASE_FILE_URL", "Telegram's"): "https://api.telegram.org/file/bot",
+}
+
+
+def readme_defaults() -> list[tuple[str, str]]:
+    """(variable, default as written) for every row of the README's settings table."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("| setting | default | |") + 2
+    rows: list[tuple[str, str]] = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        names_cell, default_cell = (cell.strip() for cell in line.strip("|").split("|")[:2])
+        section = ""
+        for name in re.findall(r"`([^`]+)`", names_cell):
+            if name.startswith("…__"):  # "…__BASE_FILE_URL": the same section as the name before it
+                name = section + name[1:]
+            section = name.rsplit("__", 1)[0]
+            rows.append((name, default_cell.strip("`")))
+    return rows
+
+
+def field_of(settings: Settings, variable: str) -> Any:
+    """The value of the setting ``variable`` names (``VAULTBOT_MODEL__NAME`` → ``settings.model.name``)."""
+    if not variable.startswith("VAULTBOT_"):  # the SDK's own variables
+        return getattr(settings, variable.lower())
+    value: Any = settings
+    for part in variable.removeprefix("VAULTBOT_").lower().split("__"):
+        value = getattr(value, part)
+    return value
+
+
+def as_documented(variable: str, written: str, actual: Any) -> Any:
+    """The README's default converted to the type the setting has."""
+    if written == "unset":
+        return None
+    if (variable, written) in WORDS:
+        return WORDS[variable, written]
+    if isinstance(actual, bool):
+        return {"true": True, "false": False}[written]
+    if isinstance(actual, Path):
+        return Path(written)
+    if isinstance(actual, list):
+        return json.loads(written)
+    if isinstance(actual, int | float):
+        return type(actual)(written)
+    return written
+
+
+def test_the_readme_table_is_read_whole() -> None:
+    names = [name for name, _ in readme_defaults()]
+    assert len(names) >= 15 and len(set(names)) == len(names)
+    assert {"VAULTBOT_VAULT__PATH", "ANTHROPIC_BASE_URL", "VAULTBOT_TELEGRAM__BASE_FILE_URL"} <= set(names)
+
+
+@pytest.mark.parametrize(("variable", "written"), readme_defaults())
+def test_every_default_in_the_readme_table_is_the_real_one(variable: str, written: str) -> None:
+    actual = field_of(load_settings(), variable)
+    assert actual == as_documented(variable, written, actual)
+
+
+@pytest.mark.parametrize(
+    ("variable", "default"),
+    [  # defaults the README gives in its prose rather than the table
+        ("VAULTBOT_VAULT__INDEX_STALENESS", 1.0),
+        ("VAULTBOT_VAULT__CAPTURE_TO", "inbox"),
+        ("VAULTBOT_VAULT__DAILY_FOLDER", "Daily"),
+        ("VAULTBOT_VAULT__DAILY_PATTERN", "%Y-%m-%d"),
+        ("VAULTBOT_BUS__LEASE_SECONDS", 30.0),
+        ("VAULTBOT_TELEGRAM__WEBHOOK_LISTEN", "127.0.0.1"),
+        ("VAULTBOT_TELEGRAM__WEBHOOK_PORT", 8443),
+        ("VAULTBOT_TELEGRAM__WEBHOOK_URL", None),
+        ("VAULTBOT_MODEL__SUMMARY_MODEL", None),
+    ],
+)
+def test_defaults_named_in_the_readme_text(variable: str, default: Any) -> None:
+    assert field_of(load_settings(), variable) == default
+
+
+@pytest.mark.parametrize(("variable", "written"), readme_defaults())
+def test_every_variable_in_the_readme_table_sets_its_setting(
+    monkeypatch: pytest.MonkeyPatch, variable: str, written: str
+) -> None:
+    default = field_of(load_settings(), variable)
+    value = {bool: "true", int: "7", float: "7", list: "[7]"}.get(type(default), "/x/seven")
+    monkeypatch.setenv(variable, value)
+    assert field_of(load_settings(), variable) != default
 
 
 def test_defaults_match_design() -> None:

@@ -212,6 +212,53 @@ async def test_stopping_releases_an_unfinished_message_for_redelivery(db: Databa
     assert again.attempts == 2
 
 
+async def test_a_live_handler_keeps_its_lease_so_no_second_worker_gets_the_message(db: Database, clock: Clock) -> None:
+    bus = Bus(db, clock=clock)
+    lease = 0.3
+    handled: list[str] = []
+
+    async def lease_until(message_id: int) -> float:
+        row = await db.fetchone("SELECT lease_until FROM bus_messages WHERE id = ?", (message_id,))
+        assert row is not None and row["lease_until"] is not None
+        return float(row["lease_until"])
+
+    started = asyncio.Event()
+
+    async def long_job(delivery: Delivery) -> None:
+        handled.append("first")
+        await started.wait()  # the second worker is polling
+        # The bus's clock moves on by ten leases while this handler works; after each step the
+        # worker's heartbeat must have renewed the lease from the new time before time moves again.
+        for _ in range(15):
+            clock.now += lease * 2 / 3
+            async with asyncio.timeout(10):
+                while await lease_until(delivery.id) < clock.now + lease * 0.99:
+                    await asyncio.sleep(0.01)  # the heartbeat runs on its own timer
+            assert await bus.claim("in", owner="second", lease=lease) == []
+
+    async def second_handler(delivery: Delivery) -> None:
+        handled.append("second")
+
+    message_id = await publish(bus, "a long job")
+    first = Worker(bus, "in", long_job, lease=lease, name="first")
+    second = Worker(bus, "in", second_handler, lease=lease, poll_interval=0.01, name="second")
+    working = asyncio.create_task(run_burst(first))
+    async with asyncio.timeout(10):
+        while await bus.status(message_id) != "leased":
+            await bus.wait("in", timeout=0.05)
+    watching = asyncio.create_task(second.run())
+    started.set()
+    try:
+        await working
+    finally:
+        await second.stop(grace=1)
+        await watching
+    assert handled == ["first"]
+    assert await bus.status(message_id) == "done"
+    row = await db.fetchone("SELECT attempts FROM bus_messages WHERE id = ?", (message_id,))
+    assert row is not None and row["attempts"] == 1
+
+
 async def test_progress_of_a_message_survives_for_its_retry(bus: Bus) -> None:
     message_id = await publish(bus, "a long reply")
     assert await bus.progress(message_id) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -13,7 +14,7 @@ from bot.runner import Limits, run_turn
 from bot.runner.guards import truncate_middle
 from bot.tools import ToolContext, build_dispatcher
 from tests.fakes.scripted_model import ScriptedModel, call, say
-from tests.helpers import Steps
+from tests.helpers import Steps, outbox
 
 
 @pytest.fixture
@@ -82,6 +83,66 @@ async def test_the_same_call_three_times_stops_the_run(app: App) -> None:
     assert result.status == "stopped"
     assert "same input 3 times" in (result.reason or "")
     assert result.tools_called == ["vault_search", "vault_search"]
+
+
+async def test_the_same_call_three_times_within_ten_calls_stops_the_run(app: App) -> None:
+    same = ("vault_search", {"query": "milk"})
+    others = iter([("vault_list", {"folder": "", "limit": n}) for n in range(1, 10)])
+    # same, x, y, same, z, w, same: never twice in a row, but three times within the last ten.
+    model = ScriptedModel()
+    model.enqueue(*(call(c) for c in (same, next(others), next(others), same, next(others), next(others), same)))
+    result, _ = await turn(app, model)
+    assert result.status == "stopped"
+    assert "same input 3 times within 10 calls" in (result.reason or "")
+    assert result.tools_called == [
+        "vault_search",
+        "vault_list",
+        "vault_list",
+        "vault_search",
+        "vault_list",
+        "vault_list",
+    ]
+
+
+async def test_calls_that_repeat_only_further_apart_than_ten_go_on(app: App) -> None:
+    same = ("vault_search", {"query": "milk"})
+    calls = [same, *[("vault_list", {"folder": "", "limit": n}) for n in range(1, 10)], same]
+    model = ScriptedModel()
+    model.enqueue(*(call(c) for c in calls), say("Nothing about milk."))
+    result, _ = await turn(app, model, limits=Limits(max_tool_calls=20))
+    assert result.status == "completed" and len(result.tools_called) == 11
+
+
+async def test_a_long_tool_result_reaches_the_model_cut_in_the_middle(app: App) -> None:
+    words = [f"w{i}" for i in range(3000)]
+    app.notes.write("", "Long", " ".join(words))
+    model = ScriptedModel()
+    model.enqueue(call(("vault_read", {"path": "Long"})), say("It is long."))
+    result, steps = await turn(app, model)
+    assert result.success
+    [block] = model.calls[1][-1]["content"]
+    seen = block["content"].split(" ")
+    marker = re.search(r" \[(\d+) words omitted\] ", block["content"])
+    assert marker is not None
+    whole = json.dumps(steps.steps[1]["output"], ensure_ascii=False).split(" ")  # the audit trail keeps it all
+    assert seen[:500] == whole[:500] and seen[-500:] == whole[-500:]
+    assert int(marker.group(1)) == len(whole) - 1000
+    assert "w1500" not in seen and "w0" in block["content"] and "w2999" in block["content"]
+
+
+async def test_each_send_message_in_a_run_reaches_the_user(app: App) -> None:
+    model = ScriptedModel()
+    model.enqueue(
+        call(("send_message", {"text": "Looking…"})),
+        call(("send_message", {"text": "Found it."}), ("send_message", {"text": "Anything else?"})),
+        say(""),
+    )
+    await turn(app, model)
+    assert [(m.text, m.sequence) for m in await outbox(app)] == [
+        ("Looking…", 1),
+        ("Found it.", 2),
+        ("Anything else?", 3),
+    ]
 
 
 def test_long_results_keep_their_first_and_last_500_words() -> None:

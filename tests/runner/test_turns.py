@@ -5,8 +5,10 @@ The model is the real ``anthropic`` SDK talking HTTP to a fake Messages API on 1
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -204,6 +206,38 @@ async def test_a_rate_limit_is_retried_after_the_time_the_api_asks_for(app: App,
     assert detail is not None
     [retrying] = [s for s in detail["steps"] if s["name"] == "run.retrying"]
     assert retrying["output"]["retry_after"] == 0.3
+
+
+@pytest.mark.parametrize(("code", "error_type"), [(529, "overloaded_error"), (429, "rate_limit_error")])
+async def test_the_message_waits_on_the_bus_as_long_as_retry_after_says(
+    app: App, fake_anthropic: FakeAnthropic, code: int, error_type: str
+) -> None:
+    fake_anthropic.enqueue(api.status(code, error_type, {"retry-after": "30"}))
+    message = InboundMessage(channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text="hi")
+    published = await app.bus.publish(INBOUND, message, conversation="terminal:ann")
+    worker = app.runner_worker()
+    working = asyncio.create_task(worker.run())
+    query = "SELECT status, attempts, available_at FROM bus_messages WHERE id = ?"
+    try:
+        async with asyncio.timeout(30):
+            while True:  # until the first attempt has handed the message back to the bus
+                row = await app.db.fetchone(query, (published.id,))
+                if row is not None and row["attempts"] >= 1 and row["status"] == "pending":
+                    break
+                await app.bus.wait(INBOUND, timeout=0.05)
+        # Backoff alone would bring it back within 0.05 s (the test settings); the API asked for 30.
+        assert row["attempts"] == 1 and 25 < row["available_at"] - time.time() <= 30
+    finally:
+        await worker.stop(grace=5)
+        await working
+    assert len(fake_anthropic.requests) == 1
+    [run] = await app.store.list_runs()
+    assert run["status"] == "failed"
+    detail = await app.store.get_run(run["id"])
+    assert detail is not None
+    [retrying] = [s for s in detail["steps"] if s["name"] == "run.retrying"]
+    assert retrying["output"]["retry_after"] == 30.0
+    assert [m.text for m in await outbox(app)] == [UNREACHABLE]
 
 
 @pytest.mark.parametrize(

@@ -1,19 +1,20 @@
-"""Failure detection and error judgement, alone and inside real runs."""
+"""Failure detection and error judgement, alone and inside real runs on the real tools and vault."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from bot.app import App
+from bot.bus import INBOUND, InboundMessage, Sender
 from bot.runner import Limits, run_turn
 from bot.runner.watch import RunWatch, classify
 from bot.tools import ToolContext, build_dispatcher, failure
-from tests.fakes.flaky_tools import FlakyTools
 from tests.fakes.scripted_model import ScriptedModel, call, say
-from tests.helpers import Steps
+from tests.helpers import DiskFaults, Steps, outbox, run_inbox
 
 OK = {"success": True}
 
@@ -85,7 +86,14 @@ def test_a_signature_escalates_after_three_attempts_and_two_escalations_end_the_
     assert last.escalation is not None and last.end_run == "2 different tools kept failing"
 
 
-# Inside a run, with the dispatcher double
+def test_a_signature_escalates_once_however_often_it_fails_again() -> None:
+    watch = RunWatch(max_tool_calls=50)
+    verdicts = [watch.after_tool("vault_write", broken(), True) for _ in range(6)]
+    assert [v.escalation is not None for v in verdicts] == [False, False, True, False, False, False]
+    assert all(v.end_run is None for v in verdicts) and watch.escalations == 1
+
+
+# Inside a run: the real dispatcher over a real vault in tmp_path, with disk faults injected
 
 
 @pytest.fixture
@@ -93,68 +101,100 @@ async def app(make_app: Callable[..., Awaitable[App]]) -> App:
     return await make_app()
 
 
-async def run(app: App, model: ScriptedModel, tools: FlakyTools, limits: Limits | None = None) -> tuple[Any, Steps]:
+async def run(app: App, model: ScriptedModel, limits: Limits | None = None) -> tuple[Any, Steps]:
     steps = Steps()
     context = ToolContext(conversation="c", channel="terminal", recipient="ann", run_id="r", inbound_id="in-1")
     result = await run_turn(
         model=model,
-        dispatcher=tools,
+        dispatcher=build_dispatcher(app.notes, app.bus, app.store),
         system="s",
         history=[],
         text="go",
         context=context,
-        recorder=steps,  # type: ignore[arg-type]
+        recorder=steps,
         limits=limits or Limits(),
     )
     return result, steps
 
 
-async def test_a_failure_injected_once_is_retried_by_the_model_and_the_run_completes(app: App) -> None:
-    tools = FlakyTools(build_dispatcher(app.notes, app.bus, app.store))
-    tools.fail("vault_write", on=1)
-    write = ("vault_write", {"folder": "Inbox", "title": "Milk", "content": "oat"})
+async def sent(app: App) -> list[str]:
+    return [m.text for m in await outbox(app) if m.kind == "reply"]
+
+
+WRITE = ("vault_write", {"folder": "Inbox", "title": "Milk", "content": "oat"})
+
+
+async def test_a_failure_injected_once_is_retried_by_the_model_and_the_run_completes(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = DiskFaults(monkeypatch, times=1)
     model = ScriptedModel()
-    model.enqueue(call(write), call(write), call(("send_message", {"text": "Saved."})), say(""))
-    result, steps = await run(app, model, tools)
+    model.enqueue(call(WRITE), call(WRITE), call(("send_message", {"text": "Saved."})), say(""))
+    result, steps = await run(app, model)
     assert result.status == "completed"
-    assert tools.notes == {"Inbox/Milk.md": "oat"} and tools.sent == ["Saved."]
+    first = json.loads(model.calls[1][-1]["content"][0]["content"])
+    assert first["error_type"] == "storage_error" and first["retryable"] is True
+    assert len(disk.failed) == 1
+    assert app.notes.read("Inbox/Milk").content.strip() == "oat"
+    assert [p.name for p in (app.notes.root / "Inbox").iterdir()] == ["Milk.md"]
+    assert await sent(app) == ["Saved."]
     assert steps.events == []  # one transient failure is no pattern
 
 
-async def test_a_tool_that_keeps_failing_is_detected_escalated_and_the_loop_goes_on(app: App) -> None:
-    tools = FlakyTools(build_dispatcher(app.notes, app.bus, app.store))
-    tools.fail("vault_write", always=True)
-    write = ("vault_write", {"folder": "Inbox", "title": "Milk", "content": "oat"})
+async def test_a_tool_that_keeps_failing_is_detected_escalated_once_and_the_loop_goes_on(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    DiskFaults(monkeypatch)
     model = ScriptedModel()
     model.enqueue(
-        call(write),
-        call(write),
-        call(("vault_write", {"folder": "Inbox", "title": "Milk 2", "content": "oat"})),
+        call(WRITE),
+        call(WRITE),
+        *(call(("vault_write", {"folder": "Inbox", "title": f"Milk {n}", "content": "oat"})) for n in (2, 3, 4)),
         call(("send_message", {"text": "I could not save it."})),
         say(""),
     )
-    result, steps = await run(app, model, tools)
+    result, steps = await run(app, model)
     assert result.status == "completed"  # detection informs, it does not interrupt
     types = [t for t, _, _ in steps.events]
-    assert types == ["failure.detected", "run.escalated"]
+    assert types == ["failure.detected", "run.escalated"]  # five failures of one signature: one escalation
     _, detected, notice = steps.events[0]
     assert detected["pattern"] == "repeated_tool_error" and detected["tool"] == "vault_write"
     assert detected["suggested_action"] and notice and notice.startswith("⚠")
+    _, escalated, _ = steps.events[1]
+    assert escalated["signature"] == "vault_write:storage_error" and escalated["attempts"] == 3
     hints = [b["text"] for b in model.calls[3][-1]["content"] if b["type"] == "text"]
     assert any("failed 3 times in a row" in h for h in hints)
-    assert tools.sent == ["I could not save it."]
+    assert await sent(app) == ["I could not save it."]
+    assert not (app.notes.root / "Inbox").exists()
 
 
-async def test_too_many_escalations_end_the_run_as_escalated(app: App) -> None:
-    tools = FlakyTools(build_dispatcher(app.notes, app.bus, app.store))
-    tools.fail("vault_write", always=True)
-    tools.fail("vault_read", always=True, error_type="internal_error")
-    model = ScriptedModel(
-        lambda messages: call(
-            ("vault_write", {"folder": "", "title": f"t{len(messages)}", "content": "x"}),
-            ("vault_read", {"path": f"p{len(messages)}"}),
-        )
+def two_failing_tools(messages: list[dict[str, Any]]) -> Any:
+    # Every write hits the broken disk; every read asks for a note that is not there.
+    return call(
+        ("vault_write", {"folder": "", "title": f"t{len(messages)}", "content": "x"}),
+        ("vault_read", {"path": f"p{len(messages)}"}),
     )
-    result, _ = await run(app, model, tools)
+
+
+async def test_too_many_escalations_end_the_run_as_escalated(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    DiskFaults(monkeypatch)
+    result, steps = await run(app, ScriptedModel(two_failing_tools))
     assert result.status == "escalated"
     assert result.reason == "2 different tools kept failing"
+    signatures = [data["signature"] for t, data, _ in steps.events if t == "run.escalated"]
+    assert signatures == ["vault_write:storage_error", "vault_read:not_found"]
+
+
+async def test_an_escalated_run_is_recorded_as_escalated_and_the_user_told_why(
+    make_app: Callable[..., Awaitable[App]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = await make_app(ScriptedModel(two_failing_tools))
+    DiskFaults(monkeypatch)
+    message = InboundMessage(channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text="go")
+    await app.bus.publish(INBOUND, message, conversation="terminal:ann")
+    await run_inbox(app)
+    [run_row] = await app.store.list_runs()
+    assert (run_row["status"], run_row["reason"]) == ("escalated", "2 different tools kept failing")
+    texts = [m.text for m in await outbox(app)]
+    assert "I stopped here: 2 different tools kept failing." in texts
+    assert await app.bus.counts(INBOUND) == {"done": 1}  # escalation ends the run, not the message

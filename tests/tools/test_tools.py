@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from pydantic import BaseModel
 
 from bot.app import App
 from bot.tools import Dispatcher, ToolContext, build_dispatcher
-from tests.helpers import outbox
+from tests.helpers import DiskFaults, outbox
 
 HOSTILE_PATHS = [
     "../escape",
@@ -155,6 +156,39 @@ async def test_send_message_goes_to_the_runs_recipient_whatever_the_model_says(
     assert outcome.result == {"success": True}
     [sent] = await outbox(app)
     assert (sent.recipient, sent.text, sent.in_reply_to, sent.sequence) == ("ann", "hi", "in-1", 1)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [OSError(errno.ENOSPC, "No space left on device"), PermissionError(errno.EACCES, "Permission denied")],
+)
+async def test_a_disk_error_is_a_retryable_storage_failure_that_writes_nothing(
+    tools: Dispatcher, context: ToolContext, app: App, monkeypatch: pytest.MonkeyPatch, error: OSError
+) -> None:
+    DiskFaults(monkeypatch, error=error)
+    outcome = await tools.call("vault_write", {"folder": "Inbox", "title": "Milk", "content": "oat"}, context)
+    assert outcome.is_error
+    assert outcome.result["error_type"] == "storage_error" and outcome.result["retryable"] is True
+    assert error.strerror in outcome.result["error"] and str(app.notes.root) not in outcome.result["error"]
+    assert list(app.notes.root.rglob("*.md")) == []
+
+
+async def test_every_send_message_of_a_run_is_its_own_reply(tools: Dispatcher, context: ToolContext, app: App) -> None:
+    for text in ("On it.", "Done: filed under Inbox.", "Anything else?"):
+        assert (await tools.call("send_message", {"text": text}, context)).result == {"success": True}
+    replies = await outbox(app)
+    assert [(m.text, m.sequence) for m in replies] == [
+        ("On it.", 1),
+        ("Done: filed under Inbox.", 2),
+        ("Anything else?", 3),
+    ]
+    # The same run again after a crash (a fresh context for the same inbound message) adds nothing.
+    again = ToolContext(
+        conversation=context.conversation, channel="terminal", recipient="ann", run_id="run-2", inbound_id="in-1"
+    )
+    for text in ("On it.", "Done: filed under Inbox.", "Anything else?"):
+        await tools.call("send_message", {"text": text}, again)
+    assert len(await outbox(app)) == 3
 
 
 async def test_log_interaction_lands_in_the_log(tools: Dispatcher, context: ToolContext, app: App) -> None:

@@ -1,4 +1,5 @@
-"""Property tests: whatever path a caller gives, nothing is read or written outside the vault."""
+"""Property tests: whatever path a caller gives, nothing is read or written outside the vault or
+inside its hidden folders. Each keeps its random search and runs the known hostile inputs every time."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vault import Vault, VaultError
@@ -34,7 +35,68 @@ PIECES = st.sampled_from(
 )
 PATHS = st.lists(st.one_of(PIECES, st.text(max_size=12)), max_size=6).map("/".join) | st.text(max_size=60)
 
-CHECKS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+CHECKS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Known attacks and odd names, tried on every run whatever the random search picks.
+HOSTILE = [
+    "../../etc/passwd",
+    "..",
+    "../outside/secret",
+    "a/../../outside",
+    "./../x",
+    "/etc/passwd",
+    "//etc/passwd",
+    "..\\..\\x",
+    "a\\..\\..\\outside",
+    "\\\\server\\share",
+    "C:\\Windows\\win.ini",
+    "c:x",
+    "~/x",
+    "%2e%2e/%2e%2e/outside",
+    "a\x00b",
+    "\x00",
+    "../\x00",
+    ".obsidian/x",
+    ".obsidian",
+    ".git/config",
+    ".git/hooks/pre-commit",
+    ".trash/",
+    "notes/.trash/x",
+    ".vaultbot/index.db",
+    " ../x",
+    ".. /x",
+    "x" * 300,
+    "é" * 200,
+    "a/" * 100,
+    "CON",
+    "nul.txt",
+    "Aux/COM1.md",
+    "trailing. ",
+    "dots...",
+    "   ",
+    "\u2024\u2024/outside",  # one-dot leaders that look like ".."
+    "\uff0e\uff0e/outside",  # full-width full stops
+    "\u2215etc\u2215passwd",  # a division slash that looks like "/"
+    "\u202eexe.md",  # right-to-left override
+    "link",
+    "link/secret",
+    "link/sub/x",
+    "Settings/private",
+]
+
+
+def hostile_examples(
+    *arguments: Callable[[str], tuple[str, ...]],
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Add an ``@example`` for each hostile input, placed in the test's arguments by each of ``arguments``."""
+
+    def decorate(test: Callable[..., None]) -> Callable[..., None]:
+        for place in arguments:
+            for hostile in HOSTILE:
+                test = example(*place(hostile))(test)
+        return test
+
+    return decorate
 
 
 def sandbox(action: Callable[[Vault, Path], object]) -> None:
@@ -47,6 +109,11 @@ def sandbox(action: Callable[[Vault, Path], object]) -> None:
         (outside / "secret.md").write_text("secret")
         with Vault(base / "vault", max_staleness=0) as notes:
             (notes.root / "link").symlink_to(outside, target_is_directory=True)
+            hidden = {notes.root / ".obsidian" / "private.md", notes.root / ".git" / "config"}
+            for path in hidden:
+                path.parent.mkdir()
+                path.write_text("secret")
+            (notes.root / "Settings").symlink_to(notes.root / ".obsidian", target_is_directory=True)
             try:
                 returned = action(notes, outside)
             except VaultError:
@@ -54,20 +121,32 @@ def sandbox(action: Callable[[Vault, Path], object]) -> None:
             if isinstance(returned, Path):
                 assert returned.resolve().is_relative_to(notes.root)
             if isinstance(returned, str):
-                assert (notes.root / returned).resolve().is_relative_to(notes.root)
+                assert _visible(notes.root, (notes.root / returned).resolve())
+            assert {p for p in notes.root.rglob("*") if p.is_file() and not _visible(notes.root, p)} == hidden
+            assert all(p.read_text() == "secret" for p in hidden)
         assert sorted(p.name for p in base.iterdir()) == ["outside", "vault"]
         assert [p.name for p in outside.iterdir()] == ["secret.md"]
         assert (outside / "secret.md").read_text() == "secret"
 
 
+def _visible(root: Path, path: Path) -> bool:
+    """Inside the vault and outside its hidden folders (vaultbot's own ``.vaultbot`` aside)."""
+    if not path.is_relative_to(root):
+        return False
+    parts = path.relative_to(root).parts
+    return parts[:1] == (".vaultbot",) or not any(part.startswith(".") for part in parts)
+
+
 @CHECKS
 @given(PATHS)
+@hostile_examples(lambda h: (h,))
 def test_resolve_never_leaves_the_vault(path: str) -> None:
     sandbox(lambda notes, _: notes.resolve(path))
 
 
 @CHECKS
 @given(PATHS)
+@hostile_examples(lambda h: (h,))
 def test_read_never_reads_outside(path: str) -> None:
     def read(notes: Vault, outside: Path) -> str:
         note = notes.read(path)
@@ -79,32 +158,36 @@ def test_read_never_reads_outside(path: str) -> None:
 
 @CHECKS
 @given(PATHS, st.text(min_size=1, max_size=40))
+@hostile_examples(lambda h: (h, "title"), lambda h: ("Inbox", h))
 def test_write_never_writes_outside(folder: str, title: str) -> None:
     sandbox(lambda notes, _: notes.write(folder, title, "content").path)
 
 
 @CHECKS
 @given(PATHS)
+@hostile_examples(lambda h: (h,))
 def test_list_never_lists_outside(folder: str) -> None:
     def listing(notes: Vault, outside: Path) -> None:
         result = notes.list(folder)
-        assert all(not n.path.startswith("link/") for n in result.notes)
+        assert all(not n.path.startswith(("link/", "Settings/")) for n in result.notes)
 
     sandbox(listing)
 
 
 @CHECKS
 @given(PATHS, st.text(max_size=40))
+@hostile_examples(lambda h: (h, "file.png"), lambda h: ("Attachments", h))
 def test_attachments_never_land_outside(folder: str, name: str) -> None:
     sandbox(lambda notes, _: notes.save_attachment(folder, name or "file", b"data"))
 
 
 @CHECKS
 @given(st.text(max_size=40))
+@hostile_examples(lambda h: (h,), lambda h: ("secret " + h,))
 def test_search_finds_nothing_behind_a_link_out(query: str) -> None:
     def search(notes: Vault, outside: Path) -> None:
         if query.strip():
-            assert all(not hit.path.startswith("link/") for hit in notes.search(query))
+            assert all(_visible(notes.root, (notes.root / hit.path).resolve()) for hit in notes.search(query))
 
     sandbox(search)
 
@@ -116,6 +199,14 @@ def test_the_property_sandbox_catches_an_escape() -> None:
     except AssertionError:
         return
     raise AssertionError("the sandbox missed a write outside the vault")
+
+
+def test_the_property_sandbox_catches_a_write_into_a_hidden_folder() -> None:
+    try:
+        sandbox(lambda notes, outside: (notes.root / "Settings" / "workspace.md").write_text("x"))
+    except AssertionError:
+        return
+    raise AssertionError("the sandbox missed a write into .obsidian")
 
 
 def test_symlinked_folder_is_not_entered(tmp_path: Path) -> None:

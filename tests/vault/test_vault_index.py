@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,15 @@ def test_a_slow_disk_check_never_puts_older_text_back_over_the_bots_write(
         notes.sync()
         assert "airship" in path.read_text()
         assert paths(notes.search("airship")) == ["Idea.md"]
+
+
+def test_an_outside_edit_is_found_once_the_staleness_has_passed(tmp_path: Path) -> None:
+    with Vault(tmp_path / "v", max_staleness=0.05) as notes:
+        notes.write("", "Kept", "stays")
+        assert paths(notes.search("stays")) == ["Kept.md"]  # the disk was just checked
+        write_by_hand(notes, "Obsidian.md", "written in obsidian about quinces")
+        # Waits on the condition itself: the next check of the disk is due 0.05 s after the last.
+        deadline = time.monotonic() + 20
+        while paths(notes.search("quinces")) != ["Obsidian.md"]:
+            assert time.monotonic() < deadline, "an edit made outside vaultbot was never picked up"
+            time.sleep(0.01)

@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from vault import PathNotAllowed, Vault
 from vault.paths import note_stem
+
+# Names Windows reserves for devices, whatever the extension.
+RESERVED_NAMES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 
 
 def files_under(root: Path) -> list[str]:
@@ -141,3 +146,58 @@ def test_leading_dot_title_is_not_hidden(notes: Vault) -> None:
 
     assert result.path == "env.md"
     assert [n.path for n in notes.list().notes] == ["env.md"]
+
+
+@pytest.mark.parametrize("hidden", [".obsidian", ".git", ".trash"])
+def test_a_symlink_inside_the_vault_into_a_hidden_folder_is_refused(notes: Vault, hidden: str) -> None:
+    private = notes.root / hidden
+    private.mkdir()
+    (private / "config.md").write_text("private settings", encoding="utf-8")
+    (notes.root / "Settings").symlink_to(private, target_is_directory=True)
+    (notes.root / "Config.md").symlink_to(private / "config.md")
+
+    for folder in ("Settings", "Settings/sub"):
+        with pytest.raises(PathNotAllowed):
+            notes.write(folder, "T", "x")
+    with pytest.raises(PathNotAllowed):
+        notes.read("Settings/config")
+    with pytest.raises(PathNotAllowed):
+        notes.read("Config")
+    with pytest.raises(PathNotAllowed):
+        notes.list("Settings")
+    for mode in ("create", "append", "replace"):
+        with pytest.raises(PathNotAllowed):
+            notes.write("", "Config", "overwritten", mode=mode)
+    with pytest.raises(PathNotAllowed):
+        notes.save_attachment("Settings", "a.png", b"png")
+    assert sorted(p.name for p in private.iterdir()) == ["config.md"]
+    assert (private / "config.md").read_text(encoding="utf-8") == "private settings"
+    assert notes.search("private") == []
+    assert notes.list().notes == [] and notes.list().folders == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+@example("CON")
+@example("nul.txt")
+@example("Aux.md")
+@example("lpt9")
+@example("trailing dots...")
+@example("trailing spaces   ")
+@example(". .")
+@example("../../etc/passwd")
+@example("..\\..\\x")
+@example("a\x00b")
+@example(".obsidian")
+@example("x" * 300)
+@example("é" * 200)
+@example("🚀" * 80)
+@example("\u2024\u2024\u2215etc")
+@example("\u202efdp.exe")
+def test_every_title_gets_a_file_name_every_system_accepts(title: str) -> None:
+    stem = note_stem(title)
+    assert stem and stem == stem.strip(" .") and not stem.startswith(".")
+    # Windows forbids these and control characters; Obsidian's links break on # ^ [ ].
+    assert not set(stem) & set('/\\<>:"|?*#^[]\x7f') and all(ord(c) >= 0x20 for c in stem)
+    assert stem.partition(".")[0].strip().upper() not in RESERVED_NAMES
+    assert len(f"{stem} 999.md".encode()) <= 255

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import vault.vault
 from vault import InvalidNote, NoteChanged, NoteNotFound, Vault
 
 ISO_SECONDS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -228,3 +229,74 @@ def test_attachments_are_saved_once_and_never_overwrite(notes: Vault) -> None:
     hostile = notes.save_attachment("Attachments", "../../evil.sh", b"x")
     assert hostile.startswith("Attachments/") and hostile.count("/") == 1
     assert (notes.root / hostile).read_bytes() == b"x"
+
+
+def a_file_appears_just_before_the_write(monkeypatch: pytest.MonkeyPatch, text: bytes) -> list[Path]:
+    """Between the vault's choice of a free name and its write, another program (Obsidian, a sync)
+    creates a file under that name: injected at the low-level write, once, so the race is certain."""
+    real = vault.vault.write_atomic
+    raced: list[Path] = []
+
+    def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+        if not raced:
+            raced.append(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text)
+        real(path, data, exclusive=exclusive)
+
+    monkeypatch.setattr(vault.vault, "write_atomic", write_atomic)
+    return raced
+
+
+def test_create_never_overwrites_a_note_that_appears_mid_write(notes: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    raced = a_file_appears_just_before_the_write(monkeypatch, b"typed in Obsidian meanwhile")
+    result = notes.write("Inbox", "Milk", "oat")
+    assert raced == [notes.root / "Inbox" / "Milk.md"]
+    assert (notes.root / "Inbox" / "Milk.md").read_bytes() == b"typed in Obsidian meanwhile"
+    assert (result.path, result.created, result.renamed) == ("Inbox/Milk 2.md", True, True)
+    assert front_and_body(notes.root / result.path)[1].strip() == "oat"
+
+
+def test_an_attachment_never_overwrites_a_file_that_appears_mid_write(
+    notes: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raced = a_file_appears_just_before_the_write(monkeypatch, b"synced from the phone")
+    saved = notes.save_attachment("Attachments", "photo.jpg", b"\xff\xd8ours")
+    assert raced == [notes.root / "Attachments" / "photo.jpg"]
+    assert raced[0].read_bytes() == b"synced from the phone"
+    assert saved == "Attachments/photo 2.jpg" and (notes.root / saved).read_bytes() == b"\xff\xd8ours"
+
+
+@pytest.mark.parametrize("mode", ["replace", "append"])
+def test_a_concurrent_reader_never_sees_a_partial_or_empty_note(notes: Vault, mode: str) -> None:
+    padding = "x" * 20_000  # large enough that a non-atomic write is caught half done
+    notes.write("", "Busy", f"v0 {padding}")
+    path = notes.root / "Busy.md"
+    bad: list[bytes] = []
+    reads = 0
+    started, done = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        nonlocal reads
+        while not done.is_set():
+            data = path.read_bytes()
+            reads += 1
+            started.set()
+            last = data.decode("utf-8").split("---\n", 2)[-1].strip("\n").rsplit("\n\n", 1)[-1]
+            # Every version of the note is front matter, then entries ending with a whole "vN <padding>".
+            tag, _, rest = last.partition(" ")
+            if not data.startswith(b"---\n") or not re.fullmatch(r"v\d+", tag) or rest != padding:
+                bad.append(data)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        assert started.wait(10)
+        for n in range(1, 40):
+            notes.write("", "Busy", f"v{n} {padding}", mode=mode)
+    finally:
+        done.set()
+        thread.join()
+    assert reads > 1
+    assert bad == [], f"{len(bad)} of {reads} reads saw a partial note, e.g. {bad[0][:80]!r}…"
+    assert f"v39 {padding}" in path.read_text(encoding="utf-8")
