@@ -112,13 +112,13 @@ async def _money(settings: Settings, clock: Clock) -> list[Check]:
     return checks
 
 
-def _pricing(settings: Settings, prices: PriceTable, used: list[str]) -> Check:
+def _pricing(settings: Settings, prices: PriceTable, used: list[tuple[str, str]]) -> Check:
     source = settings.model.pricing
     where = f"built-in table{f' with {source}' if source.is_file() else ''}"
     configured = [m for m in (settings.model.name, settings.model.summary_model) if m]
-    unknown = [
-        m for m in dict.fromkeys([*configured, *used]) if m not in ("capture", "scripted") and not prices.knows(m)
-    ]
+    # A call is priced by the name the API answered with, else by the name asked for.
+    unpriced = [sent for sent, answered in used if not prices.knows(answered) and not prices.knows(sent)]
+    unknown = list(dict.fromkeys(m for m in [*configured, *unpriced] if not prices.knows(m)))
     if unknown:
         top = prices.highest
         return Check(

@@ -36,14 +36,21 @@ def reported(canned: Canned, model: str, **usage: int) -> Canned:
     return Canned(canned.status, json.dumps(body).encode(), canned.headers)
 
 
-def chat(tmp_path: Path, model: str, line: str = "remember the dentist on friday") -> None:
+def chat(tmp_path: Path, model: str, answered_by: str | None = None, line: str = "remember the dentist") -> None:
+    """One chat turn asking for ``model``; the fake API says ``answered_by`` (default: the same) answered."""
+    answered = answered_by or model
     with FakeAnthropic() as fake:
         write = api.tool_use(("vault_write", {"folder": "Notes", "title": "Dentist", "content": "friday"}))
         fake.enqueue(
-            reported(write, model, input_tokens=1000, output_tokens=200, cache_creation_input_tokens=2000),
-            reported(api.text("Noted."), model, input_tokens=50, output_tokens=30, cache_read_input_tokens=2000),
+            reported(write, answered, input_tokens=1000, output_tokens=200, cache_creation_input_tokens=2000),
+            reported(api.text("Noted."), answered, input_tokens=50, output_tokens=30, cache_read_input_tokens=2000),
         )
-        done = vaultbot(tmp_path, "chat", stdin=line + "\n", env=env(ANTHROPIC_BASE_URL=fake.base_url))
+        done = vaultbot(
+            tmp_path,
+            "chat",
+            stdin=line + "\n",
+            env=env(ANTHROPIC_BASE_URL=fake.base_url, VAULTBOT_MODEL__NAME=model),
+        )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("Noted.")
 
@@ -58,7 +65,7 @@ def env(**more: str) -> dict[str, str]:
 
 
 def test_usage_runs_and_doctor_show_what_a_dated_model_cost(tmp_path: Path) -> None:
-    chat(tmp_path, "claude-sonnet-4-5-20250929")
+    chat(tmp_path, "claude-sonnet-4-5", answered_by="claude-sonnet-4-5-20250929")
     # claude-sonnet-4-5: $3 in, $15 out, $3.75 cache write, $0.30 cache read per million tokens.
     first = (1000 * 3 + 200 * 15 + 2000 * 3.75) / 1e6
     second = (50 * 3 + 30 * 15 + 2000 * 0.30) / 1e6
@@ -69,7 +76,7 @@ def test_usage_runs_and_doctor_show_what_a_dated_model_cost(tmp_path: Path) -> N
     [row] = json.loads(done.output)
     assert row == {
         "day": today,
-        "model": "claude-sonnet-4-5-20250929",
+        "model": "claude-sonnet-4-5",
         "input_tokens": 1050,
         "output_tokens": 230,
         "cache_read_tokens": 2000,
@@ -77,7 +84,7 @@ def test_usage_runs_and_doctor_show_what_a_dated_model_cost(tmp_path: Path) -> N
         "cost_usd": pytest.approx(first + second),
     }
     table = run("usage", "--since", "7d").output
-    assert "claude-sonnet-4-5-20250929" in table and today in table
+    assert "claude-sonnet-4-5" in table and today in table
     assert table.splitlines()[-1].split() == ["total", "1,050", "230", "2,000", "2,000", "$0.0147"]
 
     [listed] = json.loads(run("runs", "--json").output)
@@ -101,6 +108,16 @@ def test_a_model_missing_from_the_table_costs_the_highest_price_and_doctor_says_
     assert doctor.exit_code == 1
     [line] = [line for line in doctor.output.splitlines() if "pricing" in line]
     assert line.startswith("FAIL") and "claude-mystery-9 not in the price table" in line
+
+
+def test_rows_are_named_by_the_model_asked_for_even_when_the_api_says_otherwise(tmp_path: Path) -> None:
+    chat(tmp_path, "claude-sonnet-5", answered_by="claude-fake")
+    [row] = json.loads(run("usage", "--json").output)
+    assert row["model"] == "claude-sonnet-5"
+    # Priced as claude-sonnet-5 ($2 in, $10 out, $2.50 cache write, $0.20 cache read): the API's
+    # own name for it is not in the table.
+    assert row["cost_usd"] == pytest.approx((1050 * 2 + 230 * 10 + 2000 * 2.5 + 2000 * 0.2) / 1e6)
+    assert "FAIL" not in run("doctor").output
 
 
 def test_the_users_pricing_file_wins(tmp_path: Path) -> None:

@@ -45,15 +45,17 @@ class _Meter:
     prices: PriceTable
     clock: Clock
 
-    def __call__(self, model: str, usage: Usage) -> CallUsage:
+    def __call__(self, model: str, api_model: str, usage: Usage) -> CallUsage:
+        """``model`` is the name sent to the API, ``api_model`` the one it answered with."""
         return CallUsage(
             at=self.clock.now(),
             model=model,
+            api_model=api_model,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_read_tokens=usage.cache_read_input_tokens,
             cache_write_tokens=usage.cache_creation_input_tokens,
-            cost_usd=self.prices.cost(model, usage),
+            cost_usd=self.prices.cost(usage, api_model, model),
         )
 
 
@@ -65,18 +67,22 @@ class _Recorder:
     bus: Bus
     context: ToolContext
     summarizer: AuditSummarizer | None = None
-    # Set when the run calls a priced model: each model step then records its tokens and cost.
+    # Set when the run calls a priced model (named ``model`` in requests): each model step then
+    # records its tokens and cost.
     meter: _Meter | None = None
+    model: str = ""
 
     async def step(self, **fields: Any) -> None:
         summary = await self.summarizer.summarize(fields["output"]) if self.summarizer else None
         call = None
         if fields["kind"] == "model" and self.meter is not None:
-            call = self.meter(fields["name"], Usage(**(fields.get("usage") or {})))
+            call = self.meter(self.model, fields["name"], Usage(**(fields.get("usage") or {})))
         text = summary.text if summary else None
         await self.store.add_step(self.context.run_id, summary=text, call=call, **fields)
         if summary is not None and self.meter is not None:
-            await self.store.record_usage(self.context.run_id, self.meter(summary.model, summary.usage))
+            await self.store.record_usage(
+                self.context.run_id, self.meter(summary.model, summary.api_model, summary.usage)
+            )
 
     async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
         context = self.context
@@ -177,7 +183,7 @@ class TurnHandler:
                 history=history,
                 text=message.text,
                 context=context,
-                recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter),
+                recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
             )
         except ModelUnavailable as exc:

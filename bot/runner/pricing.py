@@ -72,9 +72,10 @@ class PriceTable:
             cache_read=max((p.cache_read for p in values), default=0.0),
         )
 
-    def cost(self, model: str, usage: Usage) -> float:
-        """Dollars for one call's ``usage``."""
-        price = self.find(model) or self.highest
+    def cost(self, usage: Usage, *models: str) -> float:
+        """Dollars for one call's ``usage``, at the price of the first of ``models`` in the table
+        (the name the API answered with, then the name asked for), else the highest price."""
+        price = next((p for p in map(self.find, models) if p is not None), None) or self.highest
         return (
             usage.input_tokens * price.input
             + usage.output_tokens * price.output

@@ -27,10 +27,12 @@ PROMPT = (
 
 @dataclass(frozen=True)
 class Summary:
-    """A step's summary, and the model call that wrote it (it costs money too)."""
+    """A step's summary, and the model call that wrote it (it costs money too): the model asked
+    for, the one that answered, and what it used."""
 
     text: str
     model: str
+    api_model: str
     usage: Usage
 
 
@@ -65,4 +67,4 @@ class AuditSummarizer:
             log.info("audit summary skipped: %s", exc)
             return None
         text = reply.text.strip()
-        return Summary(text, reply.model or self._model.name, reply.usage) if text else None
+        return Summary(text, self._model.name, reply.model, reply.usage) if text else None

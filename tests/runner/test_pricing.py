@@ -31,11 +31,14 @@ def test_cache_prices_follow_anthropics_rules() -> None:
 def test_dated_ids_and_aliases_find_their_family_and_unknown_models_pay_the_most() -> None:
     prices = load_prices(Path("no-such-file.toml"))
     usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
-    assert prices.cost("claude-sonnet-4-5-20250929", usage) == pytest.approx(3 + 15)
-    assert prices.cost("claude-haiku-4-5-latest", usage) == pytest.approx(1 + 5)
+    assert prices.cost(usage, "claude-sonnet-4-5-20250929") == pytest.approx(3 + 15)
+    assert prices.cost(usage, "claude-haiku-4-5-latest") == pytest.approx(1 + 5)
     assert not prices.knows("claude-sonnet-9")
     top = prices.highest
-    assert prices.cost("claude-sonnet-9", usage) == pytest.approx(top.input + top.output)
+    assert prices.cost(usage, "claude-sonnet-9") == pytest.approx(top.input + top.output)
+    # The name the API answered with comes first; the name asked for prices what it does not know.
+    assert prices.cost(usage, "claude-haiku-4-5-20251001", "claude-sonnet-5") == pytest.approx(1 + 5)
+    assert prices.cost(usage, "claude-fake", "claude-sonnet-5") == pytest.approx(2 + 10)
     assert top.input >= max(p.input for p in prices.prices.values())
 
 
@@ -46,8 +49,8 @@ def test_the_users_file_overrides_and_adds(tmp_path: Path) -> None:
         '[models."my-proxy-model"]\ninput = 0\noutput = 0\ncache_write = 0\ncache_read = 0\n'
     )
     prices = load_prices(mine)
-    assert prices.cost("claude-sonnet-5", Usage(1_000_000, 0)) == pytest.approx(1.0)
-    assert prices.cost("my-proxy-model", Usage(1_000_000, 1_000_000)) == 0.0
+    assert prices.cost(Usage(1_000_000, 0), "claude-sonnet-5") == pytest.approx(1.0)
+    assert prices.cost(Usage(1_000_000, 1_000_000), "my-proxy-model") == 0.0
     assert prices.knows("claude-haiku-4-5")  # untouched entries keep their built-in price
 
 

@@ -45,12 +45,17 @@ async def test_the_turn_and_the_summariser_are_both_counted(
     await app.bus.publish(INBOUND, message, conversation=message.conversation)
     await run_inbox(app)
 
+    # Rows are named by the model asked for; the dated id the API answered with prices the call.
     rows = {row.model: row for row in await app.store.usage_by_day(None, UTC)}
-    assert set(rows) == {"claude-sonnet-5", "claude-haiku-4-5-20251001"}
+    assert set(rows) == {"claude-sonnet-5", "claude-haiku-4-5"}
     # claude-sonnet-5: $2 per million input, $10 per million output; claude-haiku-4-5: $1 input.
     assert rows["claude-sonnet-5"].input_tokens == 1_000_000 and rows["claude-sonnet-5"].output_tokens == 100_000
     assert rows["claude-sonnet-5"].cost_usd == pytest.approx(2.0 + 1.0)
-    assert rows["claude-haiku-4-5-20251001"].cost_usd == pytest.approx(0.004)
+    assert rows["claude-haiku-4-5"].cost_usd == pytest.approx(0.004)
+    assert await app.store.models_used() == [
+        ("claude-haiku-4-5", "claude-haiku-4-5-20251001"),
+        ("claude-sonnet-5", "claude-sonnet-5"),
+    ]
     [run] = await app.store.list_runs()
     assert run["cost_usd"] == pytest.approx(3.004)
     assert await app.store.spend_today(UTC) == pytest.approx(3.004)

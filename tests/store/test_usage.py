@@ -81,7 +81,7 @@ async def test_a_run_shows_what_its_model_calls_cost(store: Store) -> None:
     assert runs["r2"]["cost_usd"] == 0.0
     shown = await store.get_run("r1")
     assert shown is not None and shown["cost_usd"] == pytest.approx(0.005) and len(shown["steps"]) == 2
-    assert await store.models_used() == ["claude-sonnet-5"]
+    assert await store.models_used() == [("claude-sonnet-5", "claude-sonnet-5")]
 
 
 @pytest.mark.parametrize(
