@@ -2,8 +2,8 @@
 
 Measures the project's own cost of a turn: inbound published → run → reply durable in the outbox
 → inbound acked, on a real SQLite file and a real vault folder. Prints p50/p95 latency and turns
-per second, sequentially and over 16 concurrent conversations, beside the cost of one raw SQLite
-WAL commit and one fsync measured on the same disk in the same run.
+per second and the process's CPU time per turn, sequentially and over 16 concurrent conversations,
+beside the cost of one raw SQLite WAL commit and one fsync measured on the same disk in the same run.
 
     .venv/bin/python bench/turns.py [--turns 500] [--dir /tmp/somewhere]
 """
@@ -114,23 +114,25 @@ async def scenario(root: Path, name: str, model: Callable[[list[dict[str, Any]]]
         async with running(app) as bench:
             for i in range(20):  # warm up
                 await bench.turn("warm", f"warm {i}")
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             sequential = [await bench.turn("seq", f"seq {i}") for i in range(turns)]
             seq_rate = turns / (time.perf_counter() - started)
+            seq_cpu = (time.process_time() - cpu) * 1000 / turns
 
             per_conversation = max(1, turns // CONCURRENT_CONVERSATIONS)
 
             async def conversation(c: int) -> list[float]:
                 return [await bench.turn(f"conc-{c}", f"conc {c} {i}") for i in range(per_conversation)]
 
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             results = await asyncio.gather(*(conversation(c) for c in range(CONCURRENT_CONVERSATIONS)))
             conc_rate = per_conversation * CONCURRENT_CONVERSATIONS / (time.perf_counter() - started)
+            conc_cpu = (time.process_time() - cpu) * 1000 / (per_conversation * CONCURRENT_CONVERSATIONS)
             concurrent = [ms for r in results for ms in r]
     finally:
         await app.close()
-    print(f"{name:<11} sequential        {summary(sequential, seq_rate)}")
-    print(f"{name:<11} {CONCURRENT_CONVERSATIONS} conversations  {summary(concurrent, conc_rate)}")
+    print(f"{name:<11} sequential        {summary(sequential, seq_rate, seq_cpu)}")
+    print(f"{name:<11} {CONCURRENT_CONVERSATIONS} conversations  {summary(concurrent, conc_rate, conc_cpu)}")
 
 
 async def history_scenario(root: Path, lengths: tuple[int, ...] = (10, 1_000, 10_000), turns: int = 200) -> None:
@@ -154,8 +156,10 @@ async def history_scenario(root: Path, lengths: tuple[int, ...] = (10, 1_000, 10
         print(f"history {length:>6} turns  p50 {pct(latencies, 50):6.2f} ms  p95 {pct(latencies, 95):6.2f} ms")
 
 
-def summary(latencies: list[float], rate: float) -> str:
-    return f"p50 {pct(latencies, 50):6.2f} ms  p95 {pct(latencies, 95):6.2f} ms  {rate:6.0f} turns/s"
+def summary(latencies: list[float], rate: float, cpu_ms: float) -> str:
+    # CPU per turn (all threads) is the steadier figure when other programs share the cores.
+    latency = f"p50 {pct(latencies, 50):6.2f} ms  p95 {pct(latencies, 95):6.2f} ms"
+    return f"{latency}  {rate:6.0f} turns/s  cpu {cpu_ms:5.2f} ms/turn"
 
 
 def pct(values: list[float], p: int) -> float:

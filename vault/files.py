@@ -52,8 +52,10 @@ def staged(directory: Path, data: bytes) -> Iterator[Path]:
             os.fsync(handle.fileno())
         yield Path(tmp_name)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)  # gone already when it was renamed into place
+        # Gone already when it was renamed into place; a leftover hidden file is harmless, and
+        # failing here would report a saved note as not saved.
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
 
 
 def make_folders(directory: Path) -> None:

@@ -99,7 +99,6 @@ class Vault:
         if mode == "create":
             # The note's bytes reach the disk before the folder lock is taken: other writers into
             # this folder wait only for the name to be chosen, not for an fsync.
-            make_folders(directory)
             with self._staged_note(directory, stem, title, content, fields) as new:
                 with exclusive_lock(self._lock_file(directory)):
                     result = self._create(directory, _names_like(directory, stem), stem, content, new)
@@ -120,7 +119,6 @@ class Vault:
         if existing is not None:
             self._refuse_link_out(existing)
         if existing is None and mode == "append":
-            make_folders(directory)
             with self._staged_note(directory, stem, title, content, fields) as new:
                 return self._create(directory, taken, stem, content, new)
         if existing is None:
