@@ -56,7 +56,9 @@ class DiskFaults:
     as a full or failing disk would: the first ``times`` writes, or every one when ``times`` is None.
     Everything above it (the real vault, tools, dispatcher) runs as it does for users."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, times: int | None = None, error: OSError | None = None):
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, *, times: int | None = None, error: OSError | None = None
+    ) -> None:
         self.failed: list[Path] = []
         self._times = times
         self._error = error or OSError(errno.ENOSPC, "No space left on device")
