@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -19,7 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,17 +52,53 @@ def with_tools(messages: list[dict[str, Any]]) -> ModelReply:
     )
 
 
-async def turn(app: App, conversation: str, text: str) -> float:
-    """One turn, in milliseconds from publish to the inbound message being done."""
-    message = InboundMessage(channel="bench", conversation=conversation, sender=Sender(id="b"), text=text)
-    with app.bus.listen(INBOUND) as changed:
+class Completions:
+    """Tells each waiting turn when its inbound message is done, with one query per change of the
+    inbound topic however many turns wait (a status query per waiter and change would cost the
+    benchmark itself more with every conversation added)."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+        self._waiting: dict[int, asyncio.Future[float]] = {}
+
+    async def turn(self, conversation: str, text: str) -> float:
+        """One turn, in milliseconds from publish to the inbound message being done."""
+        message = InboundMessage(channel="bench", conversation=conversation, sender=Sender(id="b"), text=text)
         started = time.perf_counter()
-        published = await app.bus.publish(INBOUND, message, conversation=conversation)
-        while True:
-            changed.clear()
-            if await app.bus.status(published.id) == "done":
-                return (time.perf_counter() - started) * 1000
-            await changed.wait()
+        published = await self._app.bus.publish(INBOUND, message, conversation=conversation)
+        # Registered before anything else runs: the message cannot be done before this line.
+        done = self._waiting[published.id] = asyncio.get_running_loop().create_future()
+        return (await done - started) * 1000
+
+    async def watch(self) -> None:
+        """Resolve the waiting turns whose messages are done; runs until cancelled."""
+        with self._app.bus.listen(INBOUND) as changed:
+            while True:
+                await changed.wait()
+                changed.clear()
+                if not self._waiting:
+                    continue
+                ids = list(self._waiting)
+                rows = await self._app.db.fetchall(
+                    f"SELECT id FROM bus_messages WHERE status = 'done' AND id IN ({', '.join('?' * len(ids))})", ids
+                )
+                finished = time.perf_counter()
+                for row in rows:
+                    self._waiting.pop(row["id"]).set_result(finished)
+
+
+@contextlib.asynccontextmanager
+async def running(app: App) -> AsyncIterator[Completions]:
+    """The runner worker and the completion watcher, for the duration of the block."""
+    worker = app.runner_worker()
+    completions = Completions(app)
+    tasks = [asyncio.create_task(worker.run()), asyncio.create_task(completions.watch())]
+    try:
+        yield completions
+    finally:
+        tasks[1].cancel()
+        await worker.stop(5)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def scenario(root: Path, name: str, model: Callable[[list[dict[str, Any]]], ModelReply], turns: int) -> None:
@@ -73,27 +110,24 @@ async def scenario(root: Path, name: str, model: Callable[[list[dict[str, Any]]]
         bus={"concurrency": CONCURRENT_CONVERSATIONS},
     )
     app = await App.open(settings, model=ScriptedModel(model))
-    worker = app.runner_worker()
-    running = asyncio.create_task(worker.run())
     try:
-        for i in range(20):  # warm up
-            await turn(app, "warm", f"warm {i}")
-        started = time.perf_counter()
-        sequential = [await turn(app, "seq", f"seq {i}") for i in range(turns)]
-        seq_rate = turns / (time.perf_counter() - started)
+        async with running(app) as bench:
+            for i in range(20):  # warm up
+                await bench.turn("warm", f"warm {i}")
+            started = time.perf_counter()
+            sequential = [await bench.turn("seq", f"seq {i}") for i in range(turns)]
+            seq_rate = turns / (time.perf_counter() - started)
 
-        per_conversation = max(1, turns // CONCURRENT_CONVERSATIONS)
+            per_conversation = max(1, turns // CONCURRENT_CONVERSATIONS)
 
-        async def conversation(c: int) -> list[float]:
-            return [await turn(app, f"conc-{c}", f"conc {c} {i}") for i in range(per_conversation)]
+            async def conversation(c: int) -> list[float]:
+                return [await bench.turn(f"conc-{c}", f"conc {c} {i}") for i in range(per_conversation)]
 
-        started = time.perf_counter()
-        results = await asyncio.gather(*(conversation(c) for c in range(CONCURRENT_CONVERSATIONS)))
-        conc_rate = per_conversation * CONCURRENT_CONVERSATIONS / (time.perf_counter() - started)
-        concurrent = [ms for r in results for ms in r]
+            started = time.perf_counter()
+            results = await asyncio.gather(*(conversation(c) for c in range(CONCURRENT_CONVERSATIONS)))
+            conc_rate = per_conversation * CONCURRENT_CONVERSATIONS / (time.perf_counter() - started)
+            concurrent = [ms for r in results for ms in r]
     finally:
-        await worker.stop(5)
-        await running
         await app.close()
     print(f"{name:<11} sequential        {summary(sequential, seq_rate)}")
     print(f"{name:<11} {CONCURRENT_CONVERSATIONS} conversations  {summary(concurrent, conc_rate)}")
@@ -112,13 +146,10 @@ async def history_scenario(root: Path, lengths: tuple[int, ...] = (10, 1_000, 10
                     "INSERT INTO turns (conversation, inbound_id, messages, created_at) VALUES ('long', ?, ?, '')",
                     (f"old-{i}", past),
                 )
-        worker = app.runner_worker()
-        running = asyncio.create_task(worker.run())
         try:
-            latencies = [await turn(app, "long", f"new {i}") for i in range(turns)]
+            async with running(app) as bench:
+                latencies = [await bench.turn("long", f"new {i}") for i in range(turns)]
         finally:
-            await worker.stop(5)
-            await running
             await app.close()
         print(f"history {length:>6} turns  p50 {pct(latencies, 50):6.2f} ms  p95 {pct(latencies, 95):6.2f} ms")
 

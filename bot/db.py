@@ -1,14 +1,19 @@
 """The one SQLite database shared by the bus and the store.
 
-One aiosqlite connection per process, in autocommit mode; every write goes through
-:meth:`Database.transaction`, which runs ``BEGIN IMMEDIATE … COMMIT`` under an ``asyncio.Lock``.
-A transaction is re-entrant within the task that opened it, and the one-statement helpers
-(:meth:`Database.execute`, :meth:`Database.fetchall`) join it, so bus and store methods compose
-into one atomic unit::
+One aiosqlite connection per process, in autocommit mode. :meth:`Database.transaction` runs
+``BEGIN IMMEDIATE … COMMIT`` under an ``asyncio.Lock``. A transaction is re-entrant within the task
+that opened it, and the one-statement helpers (:meth:`Database.execute`, :meth:`Database.fetchall`)
+join it, so bus and store methods compose into one atomic unit::
 
     async with db.transaction():
         await store.append_turn(...)
         await bus.ack(delivery.id)
+
+Outside a transaction a one-statement helper does not take the lock: it waits only while another
+task's transaction is open, then hands its statement straight to the connection's thread. That
+thread runs requests in order, so the statement runs before any later ``BEGIN`` (in autocommit, on
+its own), and many tasks' statements run back to back instead of one per trip through the event
+loop, which is what let a busy loop serialise every conversation's turn behind the others.
 
 Other processes (a second ``vaultbot`` command, a crashed worker's successor) share the file
 through WAL and ``busy_timeout``.
@@ -91,6 +96,9 @@ class Database:
         self.path = path
         self._conn = conn
         self._lock = asyncio.Lock()
+        # Set while no transaction is open: statements waiting for one to end all go at once.
+        self._no_transaction = asyncio.Event()
+        self._no_transaction.set()
 
     @classmethod
     async def open(cls, path: Path) -> Database:
@@ -133,7 +141,12 @@ class Database:
             yield outer
             return
         async with self._lock:
-            await self._conn.execute("BEGIN IMMEDIATE")
+            self._no_transaction.clear()
+            try:
+                await self._conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self._no_transaction.set()
+                raise
             tx = Tx(self, self._conn)
             token = _current.set(tx)
             try:
@@ -149,6 +162,7 @@ class Database:
                 await self._conn.execute("COMMIT")
             finally:
                 _current.reset(token)
+                self._no_transaction.set()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement, atomic on its own, or as part of this task's transaction if there is
@@ -159,22 +173,28 @@ class Database:
         tx = self._active()
         if tx is not None:
             return await tx.execute(sql, params)
-        async with self._lock:
-            cursor = await self._conn.execute(sql, params)
-            return cursor.rowcount
+        await self._outside_transactions()
+        cursor = await self._conn.execute(sql, params)
+        return cursor.rowcount
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[aiosqlite.Row]:
         """Rows of one statement (a query, or a write with ``RETURNING``), like :meth:`execute`."""
         tx = self._active()
         if tx is not None:
             return await tx.fetchall(sql, params)
-        async with self._lock:
-            return list(await self._conn.execute_fetchall(sql, params))
+        await self._outside_transactions()
+        return list(await self._conn.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: Params = ()) -> aiosqlite.Row | None:
         """The first row of :meth:`fetchall`, or None."""
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
+
+    async def _outside_transactions(self) -> None:
+        # Returns with no transaction open. The caller then queues its statement without awaiting
+        # in between, so it reaches the connection's thread ahead of any later transaction's BEGIN.
+        while not self._no_transaction.is_set():
+            await self._no_transaction.wait()
 
 
 def _prepare(path: Path) -> None:

@@ -131,6 +131,15 @@ class Catalog:
 
     def record(self, rel: str, data: bytes, stat: os.stat_result) -> None:
         """Index a note vaultbot just wrote, from the bytes it wrote."""
+        self.add(self.entry(rel, data, stat))
+
+    def entry(self, rel: str, data: bytes, stat: os.stat_result) -> Entry:
+        """What the index keeps of the note ``data`` at ``rel`` (parsed here, so a writer can do it
+        before taking a lock and :meth:`add` it under the lock)."""
         entry = self._entry(rel, stat, data)
-        if entry is not None:
-            self.index.update([entry])
+        assert entry is not None  # only a failed read gives None, and nothing is read here
+        return entry
+
+    def add(self, entry: Entry) -> None:
+        """Index a note vaultbot just wrote."""
+        self.index.update([entry])

@@ -18,34 +18,59 @@ _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
 
 
-def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+def write_atomic(path: Path, data: bytes, *, exclusive: bool = False, sync: bool = True) -> None:
     """Replace ``path`` with ``data`` so readers see the old file or the new one, never half.
 
     With ``exclusive`` the file must not exist yet: it is linked into place, which fails with
     ``FileExistsError`` instead of overwriting a note that appeared meanwhile (Obsidian, a sync).
-    The temporary file starts with a dot so Obsidian and listings ignore it meanwhile.
+    Without ``sync`` the caller must :func:`sync_folder` the parent itself before relying
+    on the new name surviving a crash (so it can do that after releasing a lock).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".vault-", suffix=".tmp", dir=path.parent)
+    make_folders(path.parent)
+    with staged(path.parent, data) as tmp:
+        if exclusive:
+            os.link(tmp, path)
+        else:
+            os.replace(tmp, path)
+    if sync:
+        sync_folder(path.parent)
+
+
+@contextlib.contextmanager
+def staged(directory: Path, data: bytes) -> Iterator[Path]:
+    """A temporary file in ``directory`` holding ``data``, already on disk (fsynced); removed on exit.
+
+    Renaming or linking it into place inside the block publishes ``data`` atomically; staging is
+    the slow part of a write, so it can happen before a lock is taken. The name starts with a dot
+    so Obsidian and listings ignore the file meanwhile.
+    """
+    fd, tmp_name = tempfile.mkstemp(prefix=".vault-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if exclusive:
-            os.link(tmp_name, path)
-            os.unlink(tmp_name)
-        else:
-            os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-    _fsync_dir(path.parent)
+        yield Path(tmp_name)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)  # gone already when it was renamed into place
 
 
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename itself durable; some systems cannot open a directory, which is fine.
+def make_folders(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, each durably (its parent's entries fsynced)."""
+    missing: list[Path] = []
+    while not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another writer made it meanwhile
+            folder.mkdir()
+        sync_folder(folder.parent)
+
+
+def sync_folder(directory: Path) -> None:
+    """Make renames, links and new entries in ``directory`` durable (fsync of the folder itself)."""
+    # Some systems cannot open a directory, which is fine: they have nothing to sync.
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

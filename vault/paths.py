@@ -1,4 +1,4 @@
-"""Keeping user-supplied paths inside the vault, and turning titles into safe file names."""
+"""Keeping user-supplied paths inside the vault, and turning titles and folders into safe names."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 # Forbidden on Windows, macOS or Linux, plus the characters that break Obsidian links.
 _SEPARATORS = re.compile(r"[/\\]")
 _FORBIDDEN = re.compile(r'[<>:"|?*#^\[\]\x00-\x1f\x7f]')
-_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+# Device names Windows reserves whatever the extension ("nul.txt" too), superscript digits included.
+_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"{port}{n}" for port in ("COM", "LPT") for n in "0123456789¹²³")}
 
 
 def show(text: str, limit: int = 60) -> str:
@@ -83,15 +84,28 @@ def confine(root: Path, path: str) -> Path:
 
 def note_stem(title: str) -> str:
     """A file name (without ``.md``) for ``title`` that every OS and Obsidian accept."""
-    name = _SEPARATORS.sub("-", title)
+    return portable_name(title, _MAX_STEM_BYTES)
+
+
+def folder_name(segment: str) -> str:
+    """The name a new folder called ``segment`` gets: valid on Linux, macOS and Windows and in
+    Obsidian links, by the same rules as a note's file name."""
+    return portable_name(segment, MAX_COMPONENT_BYTES)
+
+
+def portable_name(text: str, max_bytes: int) -> str:
+    """``text`` as one path component of at most ``max_bytes`` UTF-8 bytes that Windows, macOS,
+    Linux and Obsidian all accept: no separators, no ``<>:"|?*#^[]`` or control characters, no
+    reserved device name (CON, NUL, COM1…), no leading dot, no trailing dot or space."""
+    name = _SEPARATORS.sub("-", text)
     name = _FORBIDDEN.sub(" ", name)
     name = " ".join(name.split())
-    # A leading dot would hide the file; trailing dots and spaces are dropped by Windows.
+    # A leading dot would hide the entry; trailing dots and spaces are dropped by Windows.
     name = name.strip(" .")
     base, dot, rest = name.partition(".")
     if base.strip().upper() in _RESERVED:
         name = f"{base.strip()}_{dot}{rest}"
     encoded = name.encode("utf-8")
-    if len(encoded) > _MAX_STEM_BYTES:
-        name = encoded[:_MAX_STEM_BYTES].decode("utf-8", errors="ignore").rstrip(" .")
+    if len(encoded) > max_bytes:
+        name = encoded[:max_bytes].decode("utf-8", errors="ignore").rstrip(" .")
     return name or "Untitled"

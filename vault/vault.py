@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as dt
 import difflib
 import hashlib
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vault import frontmatter, meta
 from vault.catalog import Catalog
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed
-from vault.files import exclusive_lock, write_atomic
-from vault.index import match_expression
+from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
+from vault.index import Entry, match_expression
 from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
-from vault.paths import NOTE_SUFFIX, confine, is_inside, note_stem, show
+from vault.paths import NOTE_SUFFIX, confine, folder_name, is_inside, note_stem, show, split_components
 
 MODES = ("create", "append", "replace")
 PRIVATE_DIR = ".vaultbot"
@@ -89,51 +93,109 @@ class Vault:
             raise InvalidNote("A note needs a non-empty title.")
         if "\x00" in content:
             raise InvalidNote("Note content cannot contain NUL bytes.")
-        directory = self.resolve(folder)
-        if directory.exists() and not directory.is_dir():
-            raise InvalidNote(f"{show(folder)} is a file, not a folder.")
+        directory = self._write_folder(folder)
         fields = {"tags": meta.clean_tags(tags), "confidence": confidence, "source": source}
-        with exclusive_lock(self._lock_file(directory)):
-            stem = note_stem(title)
-            taken = _names_by_casefold(directory)
-            existing_name = taken.get(f"{stem}{NOTE_SUFFIX}".casefold())
-            existing = None if existing_name is None else directory / existing_name
-            if existing is not None:
-                self._refuse_link_out(existing)
-            if mode == "create" or (mode == "append" and existing is None):
-                return self._create(directory, taken, stem, title.strip(), content, fields)
-            if existing is None:
-                raise NoteNotFound(f"No note titled {show(title)} in {show(folder or '/')} to replace.")
-            if mode == "append":
-                return self._append(existing, content, fields)
-            return self._replace(existing, content, fields)
+        stem, title = note_stem(title), title.strip()
+        if mode == "create":
+            # The note's bytes reach the disk before the folder lock is taken: other writers into
+            # this folder wait only for the name to be chosen, not for an fsync.
+            make_folders(directory)
+            with self._staged_note(directory, stem, title, content, fields) as new:
+                with exclusive_lock(self._lock_file(directory)):
+                    result = self._create(directory, _names_like(directory, stem), stem, content, new)
+        else:
+            with exclusive_lock(self._lock_file(directory)):
+                result = self._change(directory, stem, title, content, fields, mode)
+        # Outside the lock, so concurrent writers' folder syncs overlap; done before returning,
+        # so a caller that reports the note saved can rely on it.
+        sync_folder(directory)
+        return result
 
-    def _create(
-        self, directory: Path, taken: dict[str, str], stem: str, title: str, content: str, fields: dict[str, Any]
+    def _change(
+        self, directory: Path, stem: str, title: str, content: str, fields: dict[str, Any], mode: str
     ) -> WriteResult:
+        taken = _names_like(directory, stem)
+        existing_name = taken.get(f"{stem}{NOTE_SUFFIX}".casefold())
+        existing = None if existing_name is None else directory / existing_name
+        if existing is not None:
+            self._refuse_link_out(existing)
+        if existing is None and mode == "append":
+            make_folders(directory)
+            with self._staged_note(directory, stem, title, content, fields) as new:
+                return self._create(directory, taken, stem, content, new)
+        if existing is None:
+            where = "/" if directory == self.root else self._rel(directory)
+            raise NoteNotFound(f"No note titled {show(title)} in {show(where)} to replace.")
+        if mode == "append":
+            return self._append(existing, content, fields)
+        return self._replace(existing, content, fields)
+
+    def _write_folder(self, folder: str) -> Path:
+        """The folder a write into ``folder`` goes to, resolved; nothing is created yet.
+
+        Folders that exist are used as they are named on disk (also when only the case differs, so
+        "inbox" does not become a second "Inbox" that macOS and Windows could not hold); missing
+        ones get names every OS accepts (:func:`~vault.paths.folder_name`).
+        """
+        current = self.root
+        parts = split_components(folder)
+        for index, part in enumerate(parts):
+            found = _existing_entry(current, part)
+            if found is None:
+                current = current.joinpath(*(folder_name(p) for p in parts[index:]))
+                break
+            if found.exists() and not found.is_dir():
+                raise InvalidNote(f"{show(folder)} goes through the file {show(found.name)}, not a folder.")
+            current = found
+        try:
+            directory = current.resolve()
+        except (OSError, RuntimeError) as exc:
+            raise PathNotAllowed(f"{show(folder)} cannot be resolved inside the vault (symlink loop?).") from exc
+        if not is_inside(self.root, directory):
+            raise PathNotAllowed(f"{show(folder)} leads outside the vault through a link.")
+        return directory
+
+    @contextlib.contextmanager
+    def _staged_note(
+        self, directory: Path, stem: str, title: str, content: str, fields: dict[str, Any]
+    ) -> Iterator[_NewNote]:
+        """A new note's file, on disk under a temporary name, and its index entry: all the slow
+        work of a create, done before the folder lock is taken."""
+        stamp = meta.iso(meta.now())
+        front: dict[str, Any] = {"title": title, "tags": fields["tags"]}
+        if fields["confidence"] is not None:
+            front["confidence"] = fields["confidence"]
+        front.update(created=stamp, updated=stamp)
+        if fields["source"] is not None:
+            front["source"] = fields["source"]
+        data = frontmatter.render(front, content).encode("utf-8")
+        make_folders(directory)
+        with staged(directory, data) as file:
+            # A hard link shares the staged file's inode: same size and mtime under its final name.
+            stat = file.stat()
+            yield _NewNote(file, stat, self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat))
+
+    def _create(self, directory: Path, taken: dict[str, str], stem: str, content: str, new: _NewNote) -> WriteResult:
+        """Link the ``new`` note in under the first free name; the folder lock is held."""
         for copy in range(1, _MAX_COPIES + 1):
             name = f"{stem}{NOTE_SUFFIX}" if copy == 1 else f"{stem} {copy}{NOTE_SUFFIX}"
             clash_name = taken.get(name.casefold())
             if clash_name is None:
                 path = directory / name
-                stamp = meta.iso(meta.now())
-                front: dict[str, Any] = {"title": title, "tags": fields["tags"]}
-                if fields["confidence"] is not None:
-                    front["confidence"] = fields["confidence"]
-                front.update(created=stamp, updated=stamp)
-                if fields["source"] is not None:
-                    front["source"] = fields["source"]
                 try:
-                    self._store(path, frontmatter.render(front, content), exclusive=True)
+                    os.link(new.file, path)
                 except FileExistsError:
                     continue  # created behind the lock's back (Obsidian, a sync): never clobber it
+                # Indexed under the lock: a later write of the same note cannot be overtaken by this one.
+                self._seen[path] = (new.stat.st_mtime_ns, new.stat.st_size)
+                self._catalog.add(dataclasses.replace(new.entry, path=self._rel(path)))
                 return self._result(path, created=True, renamed=copy > 1)
             clash = directory / clash_name
             self._refuse_link_out(clash)
             if clash.is_file() and self._load(clash)[1].strip() == content.strip():
                 # The same note saved again (a retried message): nothing to do.
                 return self._result(clash, unchanged=True)
-        raise NoteExists(f"Too many notes are already titled {show(title)}; choose a more specific title.")
+        raise NoteExists(f"Too many notes are already titled {show(stem)}; choose a more specific title.")
 
     def _append(self, path: Path, content: str, fields: dict[str, Any]) -> WriteResult:
         front, body = self._load(path)
@@ -207,9 +269,9 @@ class Vault:
         if not is_inside(self.root, path.resolve()):
             raise PathNotAllowed(f"{show(self._rel(path))} leads outside the vault through a link.")
 
-    def _store(self, path: Path, text: str, *, exclusive: bool = False) -> None:
+    def _store(self, path: Path, text: str) -> None:
         data = text.encode("utf-8")
-        write_atomic(path, data, exclusive=exclusive)
+        write_atomic(path, data, sync=False)  # the folder is synced once the lock is released
         stat = path.stat()
         self._seen[path.resolve()] = (stat.st_mtime_ns, stat.st_size)
         self._catalog.record(self._rel(path), data, stat)
@@ -236,10 +298,10 @@ class Vault:
         Never overwrites: a taken name gets " 2", " 3"…, and the same bytes saved again (a
         redelivered message) return the existing file.
         """
-        directory = self.resolve(folder)
+        directory = self._write_folder(folder)
         stem, suffix = _attachment_name(name)
         with exclusive_lock(self._lock_file(directory)):
-            taken = _names_by_casefold(directory)
+            taken = _names_like(directory, stem)
             for copy in range(1, _MAX_COPIES + 1):
                 candidate = f"{stem}{suffix}" if copy == 1 else f"{stem} {copy}{suffix}"
                 clash_name = taken.get(candidate.casefold())
@@ -355,6 +417,41 @@ def _names_by_casefold(directory: Path) -> dict[str, str]:
     return {name.casefold(): name for name in names}
 
 
+def _names_like(directory: Path, stem: str) -> dict[str, str]:
+    """:func:`_names_by_casefold`, but only the names that start like ``stem`` ("Note.md",
+    "note 2.md"…): the only ones a new "stem…" name can clash with."""
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    prefix = stem.casefold()
+    # The usual case, a title not taken yet, is answered by one search in C over all the names
+    # (casefold works character by character, so folding the joined names folds each one).
+    if prefix not in "\n".join(names).casefold():
+        return {}
+    return {folded: name for name in names if (folded := name.casefold()).startswith(prefix)}
+
+
+@dataclass(frozen=True)
+class _NewNote:
+    """A note staged for a create: its temporary file, that file's stat, and its index entry."""
+
+    file: Path
+    stat: os.stat_result
+    entry: Entry
+
+
+def _existing_entry(parent: Path, name: str) -> Path | None:
+    """The entry of ``parent`` called ``name``, or else one whose name differs only in case or
+    by being made portable ("a." for "a"); None when there is none."""
+    exact = parent / name
+    if exact.exists() or exact.is_symlink():
+        return exact
+    wanted = {name.casefold(), folder_name(name).casefold()}
+    match = next((entry for entry in _names_by_casefold(parent).items() if entry[0] in wanted), None)
+    return None if match is None else parent / match[1]
+
+
 def _signature(path: Path) -> tuple[int, int]:
     stat = path.stat()
     return stat.st_mtime_ns, stat.st_size
@@ -369,10 +466,14 @@ def _attachment_name(name: str) -> tuple[str, str]:
 
 
 def daily_entry(text: str, *, pattern: str = "%Y-%m-%d", when: dt.datetime | None = None) -> tuple[str, str]:
-    """The day's note title (``pattern`` applied to the local date) and the timestamped line for ``text``."""
+    """The day's note title (``pattern`` applied to the date) and the timestamped line for ``text``.
+
+    The date and time are ``when``'s in its own zone (the user's, when the caller passes their
+    clock's time), else the machine's local ones.
+    """
     if not text.strip():
         raise InvalidNote("A daily note entry needs some text.")
-    moment = (when or dt.datetime.now(dt.UTC)).astimezone()
+    moment = when if when is not None and when.tzinfo is not None else (when or dt.datetime.now(dt.UTC)).astimezone()
     try:
         title = moment.strftime(pattern)
     except ValueError as exc:

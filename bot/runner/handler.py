@@ -15,14 +15,17 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
+from bot.clock import Clock
 from bot.db import Database
+from bot.runner.budget import DailyBudget
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import compact, estimate_tokens, fit
 from bot.runner.loop import Limits, RunResult, run_turn
-from bot.runner.model import ModelClient
+from bot.runner.model import ModelClient, Usage
+from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import Store
+from bot.store import CallUsage, Store
 from bot.tools import Dispatcher, ToolContext, queue_notice, queue_reply
 
 log = logging.getLogger(__name__)
@@ -35,6 +38,25 @@ class DeadLetter(Fatal):
     """Retrying this message cannot help; the worker dead-letters it at once."""
 
 
+@dataclass(frozen=True)
+class _Meter:
+    """Prices a model call's usage and stamps it with the user's clock."""
+
+    prices: PriceTable
+    clock: Clock
+
+    def __call__(self, model: str, usage: Usage) -> CallUsage:
+        return CallUsage(
+            at=self.clock.now(),
+            model=model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_input_tokens,
+            cache_write_tokens=usage.cache_creation_input_tokens,
+            cost_usd=self.prices.cost(model, usage),
+        )
+
+
 @dataclass
 class _Recorder:
     """Writes a run's steps to the store and its events to the bus (the loop's ``StepRecorder``)."""
@@ -43,10 +65,18 @@ class _Recorder:
     bus: Bus
     context: ToolContext
     summarizer: AuditSummarizer | None = None
+    # Set when the run calls a priced model: each model step then records its tokens and cost.
+    meter: _Meter | None = None
 
     async def step(self, **fields: Any) -> None:
         summary = await self.summarizer.summarize(fields["output"]) if self.summarizer else None
-        await self.store.add_step(self.context.run_id, summary=summary, **fields)
+        call = None
+        if fields["kind"] == "model" and self.meter is not None:
+            call = self.meter(fields["name"], Usage(**(fields.get("usage") or {})))
+        text = summary.text if summary else None
+        await self.store.add_step(self.context.run_id, summary=text, call=call, **fields)
+        if summary is not None and self.meter is not None:
+            await self.store.record_usage(self.context.run_id, self.meter(summary.model, summary.usage))
 
     async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
         context = self.context
@@ -89,8 +119,13 @@ class TurnHandler:
         max_attempts: int,
         mode: str,
         commands: CommandRunner,
+        prices: PriceTable,
+        clock: Clock,
         summarizer: AuditSummarizer | None = None,
+        budget: DailyBudget | None = None,
+        over_budget: ModelClient | None = None,
     ) -> None:
+        """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -104,6 +139,10 @@ class TurnHandler:
         self._mode = mode
         self._commands = commands
         self._summarizer = summarizer
+        self._prices = prices
+        self._clock = clock
+        self._budget = budget
+        self._over_budget = over_budget
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -111,12 +150,15 @@ class TurnHandler:
         context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
         command = parse_command(message.text)
+        model, mode = self._model, self._mode
+        if command is None and self._over_budget is not None and await self._over_budget_today(context):
+            model, mode = self._over_budget, "capture"
         await self._store.start_run(
             context.run_id,
             conversation=message.conversation,
             inbound_id=message.id,
-            model=f"/{command.name}" if command else self._model.name,
-            mode="command" if command else self._mode,
+            model=f"/{command.name}" if command else model.name,
+            mode="command" if command else mode,
             rerun=delivery.attempts > 1,
         )
         if command is not None:
@@ -125,16 +167,17 @@ class TurnHandler:
             await self._finish(delivery, context, result)
             return ACKED
         turns = await self._store.load_history(message.conversation, self._history_turns)
-        history = fit(turns, self._history_tokens)
+        history = fit(turns, self._history_tokens, window=self._history_turns)
+        meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
         try:
             result = await run_turn(
-                model=self._model,
+                model=model,
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
                 text=message.text,
                 context=context,
-                recorder=_Recorder(self._store, self._bus, context, self._summarizer),
+                recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter),
                 limits=self._limits,
             )
         except ModelUnavailable as exc:
@@ -151,6 +194,16 @@ class TurnHandler:
             ",".join(result.tools_called) or "-",
         )
         return ACKED
+
+    async def _over_budget_today(self, context: ToolContext) -> bool:
+        """True when today's budget is spent; the conversation is told once that day."""
+        if self._budget is None:
+            return False
+        state = await self._budget.state()
+        if not state.exhausted:
+            return False
+        await queue_notice(self._bus, context, state.notice(), key="budget-spent", once_per=state.day)
+        return True
 
     async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
         # Compacted before the transaction: it holds the database, other turns wait on it.
@@ -199,14 +252,15 @@ class TurnHandler:
         raise DeadLetter(str(exc))
 
     async def on_dead(self, delivery: Delivery, error: BaseException) -> None:
-        """After the last attempt: apologise once and make the loss visible in the log."""
+        """After the last attempt: apologise once, make the loss visible in the log, and close the
+        message's turn in history so the next message does not read as its continuation."""
         message = delivery.parse(InboundMessage)
         context = _context(message, run_id="")
         reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        # The user hears our own sentences about the model, never a raw exception's text.
+        cause = error.__cause__ if isinstance(error, Retry) else error
+        told = str(cause) if isinstance(cause, ModelError | DeadLetter) else "an internal error, which was logged"
         if not isinstance(error, DeadLetter):
-            # The user hears our own sentences about the model, never a raw exception's text.
-            cause = error.__cause__ if isinstance(error, Retry) else error
-            told = str(cause) if isinstance(cause, ModelError) else "an internal error, which was logged"
             await queue_notice(self._bus, context, APOLOGY.format(attempts=delivery.attempts, error=told), key="dead")
         await self._store.add_interaction(
             conversation=message.conversation,
@@ -214,6 +268,15 @@ class TurnHandler:
             summary=f"Message not handled after {delivery.attempts} attempt(s): {reason}",
             run_id=None,
         )
+        if parse_command(message.text) is None:  # commands leave the conversation's history alone
+            await self._close_unanswered(message, told)
+
+    async def _close_unanswered(self, message: InboundMessage, told: str) -> None:
+        unanswered = [
+            {"role": "user", "content": message.text},
+            {"role": "assistant", "content": [{"type": "text", "text": f"(Not answered: {told}.)"}]},
+        ]
+        await self._store.append_turn(message.conversation, message.id, unanswered, tokens=estimate_tokens(unanswered))
 
 
 def _context(message: InboundMessage, *, run_id: str) -> ToolContext:

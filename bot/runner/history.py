@@ -4,13 +4,23 @@ Turns are whole (a user message and everything after it), newest kept first, so 
 tool_result blocks always stay paired. A turn is compacted once, when it is stored: long tool
 results and tool inputs are cut, because the model needs to know what was done, not to reread
 every note it once read (the audit trail keeps them whole).
+
+Once old turns must go, the window does not slide turn by turn: that would change the start of
+the conversation the model sees, and so miss the prompt cache, on every message. Its first turn is
+the one with the lowest rank (a hash of its row id) among the turns it may start at, which keeps at
+least half the window. As the window moves, that turn stays the lowest until it is dropped or a
+lower one arrives: the start holds for several messages at a time, with no state kept anywhere
+(winnowing, as in document fingerprinting). Every turn is closed on the way out
+(``bot.runner.closing``), so turns stored open by older versions reach the model well-formed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
+from bot.runner.closing import closed
 from bot.store import Turn
 
 # Roughly four characters a token for English text and JSON; close enough to budget by.
@@ -19,17 +29,33 @@ COMPACT_ABOVE = 600  # characters of a tool result or tool input string kept who
 COMPACT_KEEP = 300
 
 
-def fit(turns: list[Turn], budget_tokens: int) -> list[dict[str, Any]]:
-    """The newest turns that fit in ``budget_tokens``, oldest first, as one message list."""
-    kept: list[list[dict[str, Any]]] = []
+def fit(turns: list[Turn], budget_tokens: int, *, window: int = 0) -> list[dict[str, Any]]:
+    """The newest turns that fit in ``budget_tokens``, oldest first, as one message list.
+
+    ``window`` is how many turns the store was asked for: when it returned that many, or the
+    budget drops some, the start is chosen to hold across messages (see the module docstring).
+    """
+    costs = [turn.tokens or estimate_tokens(turn.messages) for turn in turns]
+    start = _newest_fitting(costs, budget_tokens)
+    if window > 1 and (start > 0 or len(turns) >= window):
+        latest = len(turns) - window // 2  # the window keeps at least half its turns
+        if latest > start:
+            start = min(range(start, latest + 1), key=lambda i: _rank(turns[i].id))
+    return [message for turn in turns[start:] for message in closed(turn.messages)]
+
+
+def _rank(turn_id: int) -> bytes:
+    return hashlib.blake2b(turn_id.to_bytes(8, "little"), digest_size=8).digest()
+
+
+def _newest_fitting(costs: list[int], budget_tokens: int) -> int:
+    """The index of the oldest turn from which every newer turn fits in the budget, without gaps."""
     used = 0
-    for turn in reversed(turns):
-        cost = turn.tokens or estimate_tokens(turn.messages)
-        if used + cost > budget_tokens:
-            break  # an older turn that fits would leave a gap in the conversation
-        kept.append(turn.messages)
-        used += cost
-    return [message for messages in reversed(kept) for message in messages]
+    for i in range(len(costs) - 1, -1, -1):
+        if used + costs[i] > budget_tokens:
+            return i + 1  # an older turn that fits would leave a gap in the conversation
+        used += costs[i]
+    return 0
 
 
 def compact(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bot.runner.caching import with_breakpoints
+from bot.runner.closing import closed, ending_note
 from bot.runner.guards import CallGuard, truncate_middle
 from bot.runner.model import ModelClient, ModelReply, Usage
 from bot.runner.watch import RunWatch, Verdict
@@ -42,7 +44,7 @@ class StepRecorder(Protocol):
 
 @dataclass
 class RunResult:
-    """How a run ended. ``messages`` is the turn to append to the conversation's history."""
+    """How a run ended. ``messages`` is the turn to append to the conversation's history, closed."""
 
     status: str  # "completed", "stopped" (by a guard) or "escalated" (tools kept failing)
     final_text: str
@@ -78,7 +80,8 @@ async def run_turn(
     """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
 
     Model errors (``ModelUnavailable``, ``ModelRejected``) propagate to the caller, which owns
-    retries; tool failures never do.
+    retries; tool failures never do. However the run ends, ``messages`` is a closed turn
+    (``bot.runner.closing``).
     """
     system_blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
     tools = dispatcher.definitions()
@@ -86,12 +89,17 @@ async def run_turn(
     result = RunResult(status="completed", final_text="", messages=turn)
     guard = CallGuard(limits.max_tool_calls)
     watch = RunWatch(limits.max_tool_calls)
+    previous_end = len(history) - 1  # where the prompt cached by the previous call ends
     while True:
-        reply = await _call_model(model, system_blocks, [*history, *turn], tools, recorder)
+        messages = [*history, *turn]
+        reply = await _call_model(model, system_blocks, messages, previous_end, tools, recorder)
+        previous_end = len(messages) - 1
         result.usage.add(reply.usage)
         turn.append({"role": "assistant", "content": reply.content})
         if reply.stop_reason != "tool_use" or not reply.tool_uses:
             result.final_text = reply.text
+            cut = "the reply reached the output token limit" if reply.stop_reason == "max_tokens" else None
+            result.messages = closed(turn, ending_note(cut) if cut else "(Done.)")
             return result
         results: list[dict[str, Any]] = []
         hints: list[str] = []
@@ -115,6 +123,7 @@ async def run_turn(
         turn.append({"role": "user", "content": results + [{"type": "text", "text": h} for h in hints]})
         if result.reason:
             log.warning("! run %s %s: %s", context.run_id, result.status, result.reason)
+            result.messages = closed(turn, ending_note(result.reason))
             return result
 
 
@@ -134,11 +143,12 @@ async def _call_model(
     model: ModelClient,
     system: list[dict[str, Any]],
     messages: list[dict[str, Any]],
+    previous_end: int,
     tools: list[dict[str, Any]],
     recorder: StepRecorder,
 ) -> ModelReply:
     started = time.perf_counter()
-    reply = await model.complete(system=system, messages=messages, tools=tools)
+    reply = await model.complete(system=system, messages=with_breakpoints(messages, previous_end), tools=tools)
     await recorder.step(
         kind="model",
         name=reply.model or model.name,

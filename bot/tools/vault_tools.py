@@ -56,7 +56,8 @@ class VaultWrite(_VaultTool):
     description = (
         "Save a Markdown note in the user's vault. mode=create (default) never overwrites: if the title "
         "is taken by different content the note gets a unique name, and the result says so. "
-        "mode=append adds to the end of a note; mode=replace swaps its body and keeps the old version."
+        "mode=append adds to the end of a note; mode=replace swaps its body and keeps the old version. "
+        "Call it together with log_interaction in one response when nothing else must happen first."
     )
     input_model = VaultWriteInput
 

@@ -2,81 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
-import urllib.error
-import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
-import pytest
-
-from bot.app import App
 from bot.bus import INBOUND
-from bot.channels.telegram import TelegramChannel
 from bot.channels.telegram.access import REFUSAL
 from bot.channels.telegram.render import utf16_len
-from bot.runner import ModelReply
+from tests.channels.telegram_harness import ANN, Serve, echo, free_port, post
 from tests.fakes import telegram_server as tg
 from tests.fakes.scripted_model import ScriptedModel, call, say
-from tests.fakes.telegram_server import FakeTelegram
-
-ANN = 42
-
-
-@dataclass
-class Served:
-    app: App
-    fake: FakeTelegram
-    channel: TelegramChannel
-
-
-Serve = Callable[..., Awaitable[Served]]
-
-
-def echo(messages: list[dict[str, Any]]) -> ModelReply:
-    return say(f"You said: {messages[-1]['content']}")
-
-
-@pytest.fixture
-def fake() -> Any:
-    with FakeTelegram() as server:
-        yield server
-
-
-@pytest.fixture
-async def serve(make_app: Callable[..., Awaitable[App]], fake: FakeTelegram) -> AsyncIterator[Serve]:
-    running: list[tuple[TelegramChannel, Any, asyncio.Task[None], asyncio.Task[None]]] = []
-
-    async def start(model: Any = None, **telegram: Any) -> Served:
-        settings = {
-            "token": tg.DEFAULT_TOKEN,
-            "allowed_users": [ANN],
-            "base_url": fake.base_url,
-            "base_file_url": fake.base_file_url,
-            **telegram,
-        }
-        app = await make_app(model, telegram=settings)
-        channel = TelegramChannel(
-            app.settings.telegram,
-            bus=app.bus,
-            store=app.store,
-            notes=app.notes,
-            poll_timeout=1,
-            pace_seconds=0.0,
-            typing_interval=0.05,
-        )
-        worker = app.runner_worker()
-        running.append((channel, worker, asyncio.create_task(channel.run()), asyncio.create_task(worker.run())))
-        return Served(app, fake, channel)
-
-    yield start
-    for channel, worker, channel_task, worker_task in running:
-        await channel.stop()
-        await worker.stop(5)
-        await asyncio.gather(channel_task, worker_task)
 
 
 async def test_a_text_round_trip_with_typing_and_the_command_menu(serve: Serve) -> None:
@@ -103,25 +37,6 @@ async def test_a_stranger_is_refused_once_and_logged(serve: Serve) -> None:
     assert await served.app.store.list_runs(limit=10) and all(
         r["conversation"] == f"telegram:{ANN}" for r in await served.app.store.list_runs(limit=10)
     )
-
-
-async def test_group_messages_are_ignored_unless_enabled_and_addressed(serve: Serve) -> None:
-    served = await serve(ScriptedModel(echo), allow_groups=True)
-    served.fake.push_update(tg.text_update("chatter", chat_id=-100, chat_type="group"))
-    served.fake.push_update(tg.text_update("@vault_test_bot remember this", chat_id=-100, chat_type="group"))
-    await served.fake.await_for(lambda f: len(f.sent) == 1)
-    assert served.fake.sent[0]["chat_id"] == -100 and "remember this" in served.fake.sent_texts[0]
-
-
-async def test_a_duplicated_update_is_handled_once(serve: Serve) -> None:
-    served = await serve(ScriptedModel(echo))
-    update = {**tg.text_update("only once"), "update_id": 500}
-    served.fake.push_update(update)
-    await served.fake.await_for(lambda f: len(f.sent) == 1)
-    served.fake.push_update(dict(update))  # Telegram delivers it again (it was never confirmed, say)
-    served.fake.push_update(tg.text_update("next"))
-    await served.fake.await_for(lambda f: len(f.sent) == 2)
-    assert served.fake.sent_texts == ["You said: only once", "You said: next"]
 
 
 async def test_a_429_is_survived_and_nothing_is_sent_twice(serve: Serve) -> None:
@@ -211,29 +126,6 @@ async def test_edits_forwards_replies_and_locations_reach_the_model_with_context
     assert "Forwarded from Bob" in seen[0] and "not as instructions" in seen[0]
     assert seen[1].startswith("[Correction") and "buy 2 cartons" in seen[1]
     assert "52.52000, 13.40500" in seen[2]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def post(port: int, body: bytes, secret: str | None) -> int:
-    headers = {"Content-Type": "application/json"}
-    if secret is not None:
-        headers["X-Telegram-Bot-Api-Secret-Token"] = secret
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/hook", data=body, headers=headers, method="POST")
-
-    def send() -> int:
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return int(response.status)
-        except urllib.error.HTTPError as error:
-            error.close()
-            return int(error.code)
-
-    return await asyncio.to_thread(send)
 
 
 async def test_webhook_mode_checks_the_secret_and_answers_200_once_the_update_is_stored(serve: Serve) -> None:

@@ -7,89 +7,30 @@ import contextlib
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.channels.telegram_harness import RunVaultbot, bus_statuses, finish, stop, wait_until
 from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import subprocess_env
 
 
-@pytest.fixture
-def fakes() -> Iterator[tuple[FakeTelegram, FakeAnthropic]]:
-    with FakeTelegram() as telegram, FakeAnthropic() as anthropic:
-        yield telegram, anthropic
-
-
-@pytest.fixture(autouse=True)
-def no_process_left_behind() -> Iterator[None]:
-    """A failing assertion must not leave a `vaultbot run` polling in the background."""
-    yield
-    for process in _started:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=10)
-        if process.stderr and not process.stderr.closed:
-            process.stderr.close()
-    _started.clear()
-
-
-_started: list[subprocess.Popen[str]] = []
-
-
-def start(tmp_path: Path, telegram: FakeTelegram, anthropic: FakeAnthropic) -> subprocess.Popen[str]:
-    env = subprocess_env(
-        **{
-            "VAULTBOT_TELEGRAM__TOKEN": tg.DEFAULT_TOKEN,
-            "VAULTBOT_TELEGRAM__ALLOWED_USERS": "[42]",
-            "VAULTBOT_TELEGRAM__BASE_URL": telegram.base_url,
-            "VAULTBOT_TELEGRAM__BASE_FILE_URL": telegram.base_file_url,
-            "ANTHROPIC_API_KEY": "sk-ant-crash-test",
-            "ANTHROPIC_BASE_URL": anthropic.base_url,
-            "VAULTBOT_MODEL__SDK_MAX_RETRIES": "0",
-            "VAULTBOT_BUS__LEASE_SECONDS": "1",
-        }
+def start(run: RunVaultbot, telegram: FakeTelegram, anthropic: FakeAnthropic) -> subprocess.Popen[str]:
+    return run(
+        VAULTBOT_TELEGRAM__TOKEN=tg.DEFAULT_TOKEN,
+        VAULTBOT_TELEGRAM__ALLOWED_USERS="[42]",
+        VAULTBOT_TELEGRAM__BASE_URL=telegram.base_url,
+        VAULTBOT_TELEGRAM__BASE_FILE_URL=telegram.base_file_url,
+        ANTHROPIC_API_KEY="sk-ant-crash-test",
+        ANTHROPIC_BASE_URL=anthropic.base_url,
+        VAULTBOT_MODEL__SDK_MAX_RETRIES="0",
+        VAULTBOT_BUS__LEASE_SECONDS="1",
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bot", "--verbose", "run"],  # verbose: secrets must stay out of logs too
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _started.append(process)
-    return process
-
-
-def wait_until(condition: Callable[[], bool], what: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if process.poll() is not None:
-            errors = process.stderr.read() if process.stderr else ""
-            raise AssertionError(f"vaultbot run exited ({process.returncode}) before {what}: {errors}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def stop(process: subprocess.Popen[str], sig: int) -> str:
-    process.send_signal(sig)
-    try:
-        process.wait(timeout=30)
-    finally:
-        stderr = process.stderr.read() if process.stderr else ""
-        if process.stderr:
-            process.stderr.close()
-    return stderr
 
 
 WRITE = ("vault_write", {"folder": "Tasks", "title": "Water the plants", "content": "- [ ] water the plants"})
@@ -112,9 +53,9 @@ CRASH_POINTS = {
 
 @pytest.mark.parametrize("point", list(CRASH_POINTS))
 def test_a_message_interrupted_by_sigkill_is_answered_exactly_once_after_restart(
-    tmp_path: Path, fakes: tuple[FakeTelegram, FakeAnthropic], point: str
+    tmp_path: Path, fake: FakeTelegram, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot, point: str
 ) -> None:
-    telegram, anthropic = fakes
+    telegram, anthropic = fake, fake_anthropic
     steps, crash_step, reply = CRASH_POINTS[point]
     waiting = threading.Event()
     release = threading.Event()
@@ -129,7 +70,7 @@ def test_a_message_interrupted_by_sigkill_is_answered_exactly_once_after_restart
     anthropic.handler = answer
     telegram.push_update(tg.text_update("remind me to water the plants"))
 
-    first = start(tmp_path, telegram, anthropic)
+    first = start(vaultbot_run, telegram, anthropic)
     wait_until(waiting.is_set, "the turn reached the crash point", first)
     if telegram_may_have_the_reply(steps, crash_step):
         # Killed while Telegram answers a send, a chunk can go out twice: Telegram has no way to say
@@ -138,7 +79,7 @@ def test_a_message_interrupted_by_sigkill_is_answered_exactly_once_after_restart
     stop(first, signal.SIGKILL)
     release.set()
 
-    second = start(tmp_path, telegram, anthropic)
+    second = start(vaultbot_run, telegram, anthropic)
     wait_until(lambda: inbound_statuses(tmp_path) == ["done"], "the message was finished", second)
     wait_until(lambda: len(telegram.sent) >= 1, "the reply was sent", second)
     errors = stop(second, signal.SIGTERM)
@@ -146,7 +87,7 @@ def test_a_message_interrupted_by_sigkill_is_answered_exactly_once_after_restart
     assert tg.DEFAULT_TOKEN not in errors and "sk-ant-crash-test" not in errors
     assert telegram.sent_texts == [reply]
 
-    third = start(tmp_path, telegram, anthropic)
+    third = start(vaultbot_run, telegram, anthropic)
     polls = len(telegram.calls("getUpdates"))
     wait_until(lambda: len(telegram.calls("getUpdates")) > polls, "the restarted bot polled", third)
     stop(third, signal.SIGTERM)
@@ -165,38 +106,20 @@ def telegram_may_have_the_reply(steps: list[api.Canned], crash_step: int) -> boo
 
 def outbox_statuses(tmp_path: Path) -> list[str]:
     """What the bus on disk says about every reply to Telegram."""
-    return _statuses(tmp_path, "outbound:telegram")
+    return bus_statuses(tmp_path / "data" / "vaultbot.db", "outbound:telegram")
 
 
 def inbound_statuses(tmp_path: Path) -> list[str]:
     """What the bus on disk says about every inbound message."""
-    return _statuses(tmp_path, "inbound")
-
-
-def _statuses(tmp_path: Path, topic: str) -> list[str]:
-    db = tmp_path / "data" / "vaultbot.db"
-    if not db.exists():
-        return []
-    with contextlib.closing(sqlite3.connect(db, timeout=5)) as conn:
-        return [row[0] for row in conn.execute("SELECT status FROM bus_messages WHERE topic = ? ORDER BY id", (topic,))]
+    return bus_statuses(tmp_path / "data" / "vaultbot.db", "inbound")
 
 
 def test_a_second_instance_on_the_same_token_says_so_and_exits(
-    tmp_path: Path, fakes: tuple[FakeTelegram, FakeAnthropic]
+    fake: FakeTelegram, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot
 ) -> None:
-    telegram, anthropic = fakes
-    telegram.conflict = True
-    process = start(tmp_path, telegram, anthropic)
-    try:
-        process.wait(timeout=30)
-    finally:
-        stderr = (
-            stop(process, signal.SIGTERM)
-            if process.poll() is None
-            else (process.stderr.read() if process.stderr else "")
-        )
-        if process.stderr:
-            process.stderr.close()
+    fake.conflict = True
+    process = start(vaultbot_run, fake, fake_anthropic)
+    stderr = finish(process)
     assert process.returncode == 1
     assert "another process is polling this bot token" in stderr
     assert "Traceback" not in stderr

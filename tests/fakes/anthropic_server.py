@@ -3,6 +3,10 @@
 Script it like httpx's MockTransport: ``enqueue`` canned responses (``text``, ``tool_use``,
 ``status``, ``garbage``), or set ``handler`` to a function of the request body. Every request is
 kept in ``requests`` (body and headers) for assertions.
+
+With ``prompt_cache=True`` the server keeps a prompt cache by the documented rules
+(``tests/fakes/prompt_cache.py``) and answers every successful request with the input, cache-read
+and cache-write tokens it would have cost, also kept in ``usages``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.fakes.local_http import LocalServer
+from tests.fakes.prompt_cache import PromptCache, TooManyBreakpoints, count_tokens
 
 _ids = itertools.count(1)
 
@@ -60,8 +65,13 @@ def tool_use(*calls: tuple[str, dict[str, Any]], preamble: str | None = None) ->
 
 def status(code: int, error_type: str = "api_error", headers: dict[str, str] | None = None) -> Canned:
     """An API error such as 500, 529 (overloaded) or 429 (with ``retry-after``)."""
-    body = {"type": "error", "error": {"type": error_type, "message": f"fake {code}"}}
-    return Canned(code, json.dumps(body).encode(), {"content-type": "application/json", **(headers or {})})
+    return Canned(
+        code, _error_body(error_type, f"fake {code}"), {"content-type": "application/json", **(headers or {})}
+    )
+
+
+def _error_body(error_type: str, text: str) -> bytes:
+    return json.dumps({"type": "error", "error": {"type": error_type, "message": text}}).encode()
 
 
 def garbage() -> Canned:
@@ -81,8 +91,10 @@ class Request:
 class FakeAnthropic:
     """The server. Use as a context manager; ``base_url`` goes into ANTHROPIC_BASE_URL."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, prompt_cache: bool = False) -> None:
         self.requests: list[Request] = []
+        self.cache = PromptCache() if prompt_cache else None
+        self.usages: list[dict[str, int]] = []  # with prompt_cache: each successful request's usage, in order
         self.handler: Callable[[dict[str, Any]], Canned] | None = None
         self._script: deque[Canned] = deque()
         self._lock = threading.Lock()
@@ -117,11 +129,25 @@ class FakeAnthropic:
     def _answer(self, request: Request) -> Canned:
         with self._lock:
             self.requests.append(request)
-            if self._script:
-                return self._script.popleft()
-        if self.handler is not None:
-            return self.handler(request.body)
-        return status(500, "api_error")
+            canned = self._script.popleft() if self._script else None
+        if canned is None:
+            canned = self.handler(request.body) if self.handler is not None else status(500, "api_error")
+        return self._with_cache_usage(request.body, canned) if self.cache is not None else canned
+
+    def _with_cache_usage(self, request: dict[str, Any], canned: Canned) -> Canned:
+        assert self.cache is not None
+        if canned.status != 200 or not canned.body.startswith(b"{"):
+            return canned  # a failed request reads and writes nothing
+        try:
+            usage = self.cache.account(request)
+        except TooManyBreakpoints as exc:
+            return Canned(400, _error_body("invalid_request_error", str(exc)), {"content-type": "application/json"})
+        body = json.loads(canned.body)
+        output = sum(count_tokens(json.dumps(b, ensure_ascii=False)) for b in body["content"])
+        body["usage"] = {**usage.as_dict(), "output_tokens": output}
+        with self._lock:
+            self.usages.append(body["usage"])
+        return Canned(200, json.dumps(body).encode(), canned.headers)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self

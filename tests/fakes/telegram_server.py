@@ -9,8 +9,8 @@ string values are sent raw, every other value JSON-encoded. The fake decodes eac
 Script it: ``push_update`` (with the ``*_update`` builders below) feeds ``getUpdates`` with real
 offset / long-poll semantics; ``add_file`` registers downloads; ``fail_next``, ``reject_entities``
 and ``conflict`` inject errors. Every call lands in ``requests``; ``sent``, ``edits``, ``actions``
-and ``commands`` summarise the outgoing side. ``wait_for`` / ``await_for`` block until a predicate
-of the fake holds.
+and ``commands`` summarise the outgoing side, ``downloads`` the files fetched. ``wait_for`` /
+``await_for`` block until a predicate of the fake holds.
 """
 
 from __future__ import annotations
@@ -125,6 +125,16 @@ def _command_entities(text: str) -> list[dict[str, Any]] | None:
     return [{"type": "bot_command", "offset": 0, "length": utf16_len(match.group())}]
 
 
+def bot_message(
+    text: str, chat_id: int = 42, chat_type: str = "private", message_id: int | None = None
+) -> dict[str, Any]:
+    """A message the bot sent, to reply to (``reply_to=bot_message(...)``)."""
+    msg = _message(user_id=BOT_USER["id"], chat_id=chat_id, message_id=message_id, chat_type=chat_type)
+    msg["from"] = dict(BOT_USER)
+    msg["text"] = text
+    return msg
+
+
 def text_update(
     text: str,
     user_id: int = 42,
@@ -189,19 +199,20 @@ def document_update(
     file_id: str,
     file_name: str,
     mime_type: str,
-    file_size: int,
+    file_size: int | None,
     caption: str | None = None,
     **who: Any,
 ) -> dict[str, Any]:
-    """A document message."""
+    """A document message; ``file_size`` None leaves the size out, as Telegram may."""
     msg = _message(**who)
     msg["document"] = {
         "file_id": file_id,
         "file_unique_id": f"u_{file_id}",
         "file_name": file_name,
         "mime_type": mime_type,
-        "file_size": file_size,
     }
+    if file_size is not None:
+        msg["document"]["file_size"] = file_size
     if caption is not None:
         msg["caption"] = caption
     return {"message": msg}
@@ -287,6 +298,7 @@ class _File:
     content: bytes
     file_path: str
     too_big: bool
+    file_size: int
 
 
 class _ApiError(Exception):
@@ -363,6 +375,7 @@ class FakeTelegram:
         self.commands: list[dict[str, Any]] | None = None  # last setMyCommands payload
         self.deleted: list[dict[str, Any]] = []  # deleteMessage: {"chat_id", "message_id"}
         self.get_updates_offsets: list[int | None] = []
+        self.downloads: list[str] = []  # file paths downloaded from base_file_url
         self.tokens_seen: list[str] = []
         self.webhook: str | None = None
         self.allowed_updates: list[str] | None = None
@@ -371,7 +384,7 @@ class FakeTelegram:
         self._pending: list[dict[str, Any]] = []
         self._next_update_id = 1
         self._confirmed_offset = 0
-        self._faults: dict[str, deque[_Fault]] = {}
+        self._faults: dict[str, deque[_Fault | None]] = {}  # None: let that call through
         self._files: dict[str, _File] = {}
         self._messages: dict[tuple[Any, int], dict[str, Any]] = {}  # bot messages by (chat_id, message_id)
         self._bot_message_ids = itertools.count(1)
@@ -420,11 +433,19 @@ class FakeTelegram:
     # ------------------------------------------------------------------ scripting
 
     def push_update(self, update: dict[str, Any]) -> int:
-        """Queue an update for getUpdates; assigns the next ``update_id`` unless it has one."""
+        """Queue an update for getUpdates; assigns the next ``update_id`` unless it has one.
+
+        An id below the confirmed offset is refused: Telegram never delivers a confirmed update
+        again, so a test that needs a redelivery must leave the offset unconfirmed instead."""
         with self._cond:
             update = dict(update)
             if "update_id" not in update:
                 update["update_id"] = self._next_update_id
+            if update["update_id"] < self._confirmed_offset:
+                raise ValueError(
+                    f"update {update['update_id']} is below the confirmed offset {self._confirmed_offset}: "
+                    "Telegram would never deliver it"
+                )
             self._next_update_id = max(self._next_update_id, update["update_id"] + 1)
             self._pending.append(update)
             self._pending.sort(key=lambda u: u["update_id"])
@@ -432,20 +453,34 @@ class FakeTelegram:
             return int(update["update_id"])
 
     def add_file(
-        self, file_id: str, content: bytes, file_path: str = "photos/file_1.jpg", too_big: bool = False
+        self,
+        file_id: str,
+        content: bytes,
+        file_path: str = "photos/file_1.jpg",
+        too_big: bool = False,
+        file_size: int | None = None,
     ) -> None:
         """Make ``file_id`` known to getFile and ``file_path`` downloadable. ``too_big`` makes getFile
-        refuse it like Telegram does for files over 20 MB."""
+        refuse it like Telegram does for files over 20 MB; ``file_size`` is the size getFile reports
+        (default: the content's), so a large file needs no large content."""
         with self._lock:
-            self._files[file_id] = _File(file_id, content, file_path, too_big)
+            size = len(content) if file_size is None else file_size
+            self._files[file_id] = _File(file_id, content, file_path, too_big, size)
 
     def fail_next(
-        self, method: str, status: int, description: str, retry_after: int | None = None, times: int = 1
+        self,
+        method: str,
+        status: int,
+        description: str,
+        retry_after: int | None = None,
+        times: int = 1,
+        skip: int = 0,
     ) -> None:
-        """Answer the next ``times`` calls of ``method`` with this error (``retry_after`` goes into
-        ``parameters`` as Telegram does for 429)."""
+        """Answer the next ``times`` calls of ``method`` with this error, after letting ``skip`` calls
+        through (``retry_after`` goes into ``parameters`` as Telegram does for 429)."""
         with self._lock:
             queue = self._faults.setdefault(method.lower(), deque())
+            queue.extend(None for _ in range(skip))
             queue.extend(_Fault(status, description, retry_after) for _ in range(times))
 
     @property
@@ -526,7 +561,7 @@ class FakeTelegram:
         self._record(Request(method, params, token, files))
         if token != self.token:
             return _error(401, "Unauthorized")
-        fault = self._take_fault(method)
+        fault = self._take_fault(method)  # before the method runs: a failed getUpdates confirms nothing
         if fault is not None:
             parameters = {"retry_after": fault.retry_after} if fault.retry_after is not None else None
             return _error(fault.status, fault.description, parameters)
@@ -544,7 +579,9 @@ class FakeTelegram:
     def _answer_file(self, token: str, file_path: str) -> _Answer:
         if token != self.token:
             return _error(401, "Unauthorized")
-        with self._lock:
+        with self._cond:
+            self.downloads.append(file_path)
+            self._cond.notify_all()
             for f in self._files.values():
                 if f.file_path == file_path and not f.too_big:
                     return _Answer(200, f.content, "application/octet-stream")
@@ -695,7 +732,7 @@ class FakeTelegram:
         return {
             "file_id": f.file_id,
             "file_unique_id": f"u_{f.file_id}",
-            "file_size": len(f.content),
+            "file_size": f.file_size,
             "file_path": f.file_path,
         }
 

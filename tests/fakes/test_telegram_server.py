@@ -153,3 +153,37 @@ async def test_unknown_method_is_404(fake: FakeTelegram) -> None:
         with pytest.raises(InvalidToken):  # ptb maps 404 to InvalidToken outside do_api_request
             await bot.send_dice(42)
     assert fake.calls("sendDice")
+
+
+async def test_a_long_poll_never_returns_an_update_below_its_offset(fake: FakeTelegram) -> None:
+    first = fake.push_update(text_update("one"))
+    async with make_bot(fake) as bot:
+        await bot.get_updates(timeout=0)
+        poll = asyncio.create_task(bot.get_updates(offset=first + 1, timeout=5))
+        await fake.await_for(lambda f: f.get_updates_offsets[-1:] == [first + 1], timeout=5)
+        # Pushed while the poll waits: Telegram would never hand out an update it was told is done.
+        with pytest.raises(ValueError, match="below the confirmed offset"):
+            fake.push_update({**text_update("one again"), "update_id": first})
+        later = fake.push_update(text_update("two"))
+        updates = await asyncio.wait_for(poll, 5)
+    assert [u.update_id for u in updates] == [later]
+
+
+async def test_fail_next_can_let_calls_through_first(fake: FakeTelegram) -> None:
+    fake.fail_next("sendMessage", 500, "Internal Server Error", skip=1)
+    async with make_bot(fake) as bot:
+        await bot.send_message(42, "first")
+        with pytest.raises(telegram.error.NetworkError):
+            await bot.send_message(42, "second")
+        await bot.send_message(42, "third")
+    assert fake.sent_texts == ["first", "third"]
+
+
+async def test_get_file_reports_the_declared_size_and_downloads_are_recorded(fake: FakeTelegram) -> None:
+    fake.add_file("doc", b"small", file_path="documents/file_3.pdf", file_size=30 * 1024 * 1024)
+    async with make_bot(fake) as bot:
+        f = await bot.get_file("doc")
+        assert f.file_size == 30 * 1024 * 1024
+        assert not fake.downloads
+        await f.download_as_bytearray()
+    assert fake.downloads == ["documents/file_3.pdf"]

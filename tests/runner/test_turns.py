@@ -39,6 +39,12 @@ async def send(app: App, text: str, conversation: str = "terminal:ann") -> Inbou
     return message
 
 
+def said(message: dict[str, Any]) -> str:
+    """A message's text, whether sent as a string or as text blocks."""
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
 async def test_a_message_runs_the_tool_loop_files_a_note_and_replies(app: App, fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.enqueue(
         api.tool_use(

@@ -112,6 +112,10 @@ class TelegramReceiver:
             return None
         try:
             file = await self._bot.get_file(attachment.file_id)
+            # The update may not say how big the file is; getFile does, before anything is downloaded.
+            if file.file_size is not None and file.file_size > MAX_DOWNLOAD_BYTES:
+                await self._tell(incoming, too_big, "too-big")
+                return None
             data = bytes(await file.download_as_bytearray())
         except BadRequest as exc:
             if "too big" in str(exc).lower():

@@ -1,0 +1,67 @@
+"""Who is served: allowlisted users only (an empty allowlist serves nobody), and group chats only
+when enabled, and then only messages that mention the bot or reply to it."""
+
+from __future__ import annotations
+
+from bot.bus import INBOUND
+from bot.channels.telegram.access import REFUSAL
+from tests.channels.telegram_harness import ANN, Serve, echo
+from tests.fakes import telegram_server as tg
+from tests.fakes.scripted_model import ScriptedModel
+
+GROUP = -100
+STRANGER = 666
+
+
+async def test_an_empty_allowlist_serves_nobody(serve: Serve) -> None:
+    model = ScriptedModel(echo)
+    served = await serve(model, allowed_users=[])
+    served.fake.push_update(tg.text_update("hello?", user_id=ANN))
+    await served.fake.await_for(lambda f: f.sent_texts == [REFUSAL])
+    assert model.calls == []
+    assert await served.app.bus.counts(INBOUND) == {}
+    entries = await served.app.store.list_interactions()
+    assert [e["category"] for e in entries] == ["access_denied"]
+
+
+def group_updates() -> list[dict[str, object]]:
+    """From Ann in a group: chatter, a mention, a reply to the bot, a reply to someone else; then a
+    stranger's mention."""
+    someone = tg.text_update("lunch?", user_id=7, chat_id=GROUP, chat_type="group")["message"]
+    in_group = {"chat_id": GROUP, "chat_type": "group"}
+    return [
+        tg.text_update("chatter", **in_group),
+        tg.text_update("@vault_test_bot remember the wifi code", **in_group),
+        tg.text_update("and the door code", reply_to=tg.bot_message("Noted.", **in_group), **in_group),
+        tg.text_update("sure, noon", reply_to=someone, **in_group),
+        tg.text_update("@vault_test_bot obey me", user_id=STRANGER, **in_group),
+    ]
+
+
+async def test_group_chats_are_ignored_by_default(serve: Serve) -> None:
+    model = ScriptedModel(echo)
+    served = await serve(model)
+    for update in group_updates():
+        served.fake.push_update(update)
+    served.fake.push_update(tg.text_update("in private"))
+    await served.fake.await_for(lambda f: len(f.sent) >= 1)
+    # Updates are stored in order, so by now every group message was seen, and none was stored.
+    assert await served.app.bus.counts(INBOUND) == {"done": 1}
+    assert served.fake.sent_texts == ["You said: in private"]
+    assert [call[-1]["content"] for call in model.calls] == ["in private"]
+
+
+async def test_with_groups_on_only_mentions_and_replies_to_the_bot_are_answered(serve: Serve) -> None:
+    model = ScriptedModel(echo)
+    served = await serve(model, allow_groups=True)
+    for update in group_updates():
+        served.fake.push_update(update)
+    served.fake.push_update(tg.text_update("in private"))
+    await served.fake.await_for(lambda f: len(f.sent) >= 3)
+    assert await served.app.bus.counts(INBOUND) == {"done": 3}
+    in_group = [s["text"] for s in served.fake.sent if s["chat_id"] == GROUP]
+    assert len(in_group) == 2
+    assert any("remember the wifi code" in t for t in in_group) and any("and the door code" in t for t in in_group)
+    assert REFUSAL not in served.fake.sent_texts  # a stranger in a group is not answered at all...
+    entries = await served.app.store.list_interactions()
+    assert [e["category"] for e in entries if e["category"] == "access_denied"] == ["access_denied"]  # ...but logged

@@ -1,0 +1,77 @@
+"""Long polling: an update is on the bus before Telegram is told it arrived, and one that Telegram
+delivers again is answered once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from bot.bus import INBOUND
+from tests.channels.telegram_harness import Serve, before_publish, echo
+from tests.fakes import telegram_server as tg
+from tests.fakes.scripted_model import ScriptedModel
+from tests.fakes.telegram_server import FakeTelegram
+
+
+def confirmed_past(update_id: int) -> Callable[[FakeTelegram], bool]:
+    """Whether the fake was sent an offset that confirms ``update_id``."""
+    return lambda fake: any(o is not None and o > update_id for o in fake.get_updates_offsets)
+
+
+async def test_the_offset_never_confirms_an_update_before_it_is_on_the_bus(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = await serve(ScriptedModel(echo))
+    fake: FakeTelegram = served.fake
+    storing, stored = asyncio.Event(), asyncio.Event()
+
+    async def slow_disk() -> None:
+        storing.set()
+        await stored.wait()
+
+    first = 500
+    before_publish(monkeypatch, served.app.bus, first, slow_disk)
+    fake.push_update({**tg.text_update("first"), "update_id": first})
+    fake.push_update(tg.text_update("second"))
+    await asyncio.wait_for(storing.wait(), 10)
+    # A channel that stored updates in the background would poll again at once, and that poll's
+    # offset would tell Telegram the update is safe while it is not on disk.
+    with pytest.raises(AssertionError, match="not true after"):
+        await fake.await_for(confirmed_past(first), timeout=1.0)
+    assert await served.app.bus.counts(INBOUND) == {}
+
+    stored.set()
+    await fake.await_for(lambda f: f.sent_texts == ["You said: first", "You said: second"])
+
+
+async def test_an_update_telegram_delivers_again_is_handled_once(serve: Serve, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = ScriptedModel(echo)
+    served = await serve(model)
+    fake: FakeTelegram = served.fake
+    update_id, stores, polls_when_stored = 500, 0, 0
+
+    async def count_and_cut_the_line() -> None:
+        nonlocal stores, polls_when_stored
+        stores += 1
+        if stores == 1:
+            # The next getUpdates, the one whose offset would confirm the update, fails (the channel
+            # then pauses before trying again): as if the process died right after storing it.
+            polls_when_stored = len(fake.calls("getUpdates"))
+            fake.fail_next("getUpdates", 502, "Bad Gateway")
+
+    before_publish(monkeypatch, served.app.bus, update_id, count_and_cut_the_line)
+    fake.push_update({**tg.text_update("only once"), "update_id": update_id})
+    await fake.await_for(lambda f: stores == 1 and len(f.calls("getUpdates")) > polls_when_stored)
+    await served.channel.stop()
+    await served.task
+    assert fake.confirmed_offset <= update_id  # unconfirmed: Telegram delivers it again
+
+    await serve(app=served.app)  # the restart
+    fake.push_update(tg.text_update("next"))
+    await fake.await_for(lambda f: len(f.sent) == 2)
+    assert stores == 2  # it did come twice
+    assert fake.sent_texts == ["You said: only once", "You said: next"]
+    assert await served.app.bus.counts(INBOUND) == {"done": 2}
+    assert [call[-1]["content"] for call in model.calls] == ["only once", "next"]

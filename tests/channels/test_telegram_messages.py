@@ -1,0 +1,79 @@
+"""What each kind of message becomes, as the README's table promises: reply context for the model,
+locations with a map link, documents in ``Attachments/``, the 20 MB limit, and ``/start``."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.bus import INBOUND
+from tests.channels.telegram_harness import Serve, echo
+from tests.fakes import telegram_server as tg
+from tests.fakes.scripted_model import ScriptedModel
+
+TWENTY_MB = 20 * 1024 * 1024
+
+
+async def test_the_message_replied_to_reaches_the_model(serve: Serve) -> None:
+    model = ScriptedModel(echo)
+    served = await serve(model)
+    asked = tg.bot_message("Shall I file the plumber's number under Contacts?")
+    served.fake.push_update(tg.text_update("yes please", reply_to=asked))
+    partly = tg.text_update("that one", reply_to=tg.bot_message("Milk, eggs, and the blue paint."))
+    partly["message"]["quote"] = {"text": "the blue paint", "position": 16}  # the user quoted a part
+    served.fake.push_update(partly)
+    await served.fake.await_for(lambda f: len(f.sent) == 2)
+    seen = [call[-1]["content"] for call in model.calls]
+    assert "Shall I file the plumber's number under Contacts?" in seen[0] and seen[0].endswith("yes please")
+    assert "the blue paint" in seen[1] and "Milk, eggs" not in seen[1] and seen[1].endswith("that one")
+
+
+async def test_a_location_is_filed_with_a_map_link(serve: Serve) -> None:
+    served = await serve()  # capture mode: the note shows what was filed
+    served.fake.push_update(tg.location_update(52.52, 13.405))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    [note] = (served.app.notes.root / "Inbox").glob("*.md")
+    assert "https://www.openstreetmap.org/?mlat=52.52000&mlon=13.40500" in note.read_text()
+
+
+async def test_documents_are_saved_in_attachments_and_embedded_never_overwritten(serve: Serve) -> None:
+    served = await serve()
+    served.fake.add_file("doc1", b"%PDF-1.7 first", file_path="documents/file_1.pdf")
+    served.fake.add_file("doc2", b"%PDF-1.7 second", file_path="documents/file_2.pdf")
+    served.fake.push_update(tg.document_update("doc1", "report.pdf", "application/pdf", 14, caption="Q1"))
+    served.fake.push_update(tg.document_update("doc2", "report.pdf", "application/pdf", 15, caption="Q2"))
+    await served.fake.await_for(lambda f: len(f.sent) == 2)
+    attachments = served.app.notes.root / "Attachments"
+    assert (attachments / "report.pdf").read_bytes() == b"%PDF-1.7 first"
+    assert (attachments / "report 2.pdf").read_bytes() == b"%PDF-1.7 second"
+    notes = [note.read_text() for note in (served.app.notes.root / "Inbox").glob("*.md")]
+    assert any("![[Attachments/report.pdf]]" in n and "Q1" in n for n in notes)
+    assert any("![[Attachments/report 2.pdf]]" in n and "Q2" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        pytest.param({"file_size": TWENTY_MB + 1}, id="getFile reports the size"),
+        pytest.param({"too_big": True}, id="getFile refuses"),
+    ],
+)
+async def test_a_file_over_20_mb_found_by_get_file_is_not_downloaded(serve: Serve, refusal: dict[str, int]) -> None:
+    served = await serve()
+    served.fake.add_file("big", b"pretend this is large", file_path="documents/big.zip", **refusal)
+    # The update itself says nothing of the size, as Telegram allows.
+    served.fake.push_update(tg.document_update("big", "backup.zip", "application/zip", None))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    assert "too big" in served.fake.sent_texts[0] and "20 MB" in served.fake.sent_texts[0]
+    assert served.fake.calls("getFile") and served.fake.downloads == []
+    assert await served.app.bus.counts(INBOUND) == {}
+    assert not (served.app.notes.root / "Attachments").exists()
+
+
+async def test_start_says_hello_and_what_the_bot_can_do_without_the_model(serve: Serve) -> None:
+    model = ScriptedModel()  # any call to it fails the turn
+    served = await serve(model)
+    served.fake.push_update(tg.text_update("/start"))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    [greeting] = served.fake.sent_texts
+    assert greeting.startswith("Hello!") and "/note" in greeting and "/find" in greeting
+    assert model.calls == []

@@ -1,0 +1,32 @@
+"""Sending a long reply: a send that fails part-way is retried from the chunk that failed, so the
+user sees every chunk exactly once, in order."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.channels.telegram.render import render
+from tests.channels.telegram_harness import Serve
+from tests.fakes import telegram_server as tg
+from tests.fakes.scripted_model import ScriptedModel, say
+
+REPLY = "\n\n".join(f"Part {n}. " + f"Sentence {n} of a long answer. " * 100 for n in (1, 2, 3))
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param((500, "Internal Server Error", None), id="500"),
+        pytest.param((429, "Too Many Requests: retry after 1", 1), id="429"),
+    ],
+)
+async def test_a_retried_send_resumes_after_the_last_chunk_sent(serve: Serve, fault: tuple[int, str, int]) -> None:
+    chunks = [chunk.text for chunk in render(REPLY)]
+    assert len(chunks) == 3
+    served = await serve(ScriptedModel(lambda messages: say(REPLY)))
+    status, description, retry_after = fault
+    served.fake.fail_next("sendMessage", status, description, retry_after=retry_after, skip=1)
+    served.fake.push_update(tg.text_update("tell me everything"))
+    await served.fake.await_for(lambda f: len(f.sent) >= 3)
+    assert served.fake.sent_texts == chunks
+    assert len(served.fake.calls("sendMessage")) == 4  # the failed second chunk was tried twice

@@ -1,0 +1,102 @@
+"""Webhook mode: the secret's rules, where it listens by default, and no 200 before the update is
+stored (Telegram takes a 200 as "received" and never sends that update again)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import socket
+import sqlite3
+
+import pytest
+
+from bot.bus import INBOUND
+from bot.settings import SettingsError, load_settings
+from tests.channels.telegram_harness import Serve, before_publish, echo, free_port, post
+from tests.fakes import telegram_server as tg
+from tests.fakes.scripted_model import ScriptedModel
+
+URL = "https://bot.example.org/hook"
+SECRET = "s3cret-token-of-sixteen"
+
+
+def webhook_env(monkeypatch: pytest.MonkeyPatch, secret: str | None) -> None:
+    monkeypatch.setenv("VAULTBOT_TELEGRAM__TOKEN", tg.DEFAULT_TOKEN)
+    monkeypatch.setenv("VAULTBOT_TELEGRAM__ALLOWED_USERS", "[42]")
+    monkeypatch.setenv("VAULTBOT_TELEGRAM__WEBHOOK_URL", URL)
+    if secret is not None:
+        monkeypatch.setenv("VAULTBOT_TELEGRAM__WEBHOOK_SECRET", secret)
+
+
+@pytest.mark.parametrize("secret", ["a" * 16, "A-z_0-9" * 36 + "abcd", "x" * 256])
+def test_a_secret_of_16_to_256_letters_digits_underscores_and_dashes_is_accepted(
+    monkeypatch: pytest.MonkeyPatch, secret: str
+) -> None:
+    webhook_env(monkeypatch, secret)
+    settings = load_settings()
+    assert settings.telegram.webhook_secret is not None
+    assert settings.telegram.webhook_secret.get_secret_value() == secret
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "a" * 15,
+        "x" * 257,
+        "sixteen chars with spaces",
+        "sixteen-chars-but-ümlaut",
+        "sixteen/chars/slashed",
+        "dots.are.not.allowed",
+    ],
+)
+def test_a_secret_of_another_shape_is_refused_without_echoing_it(monkeypatch: pytest.MonkeyPatch, secret: str) -> None:
+    webhook_env(monkeypatch, secret)
+    with pytest.raises(SettingsError) as refused:
+        load_settings()
+    message = str(refused.value)
+    assert "VAULTBOT_TELEGRAM__WEBHOOK_SECRET" in message and "16 to 256" in message
+    assert secret not in message and "\n" not in message
+
+
+def test_a_webhook_url_without_a_secret_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    webhook_env(monkeypatch, None)
+    with pytest.raises(SettingsError, match="WEBHOOK_SECRET"):
+        load_settings()
+
+
+def test_it_listens_on_127_0_0_1_port_8443_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    webhook_env(monkeypatch, SECRET)
+    telegram = load_settings().telegram
+    assert (telegram.webhook_listen, telegram.webhook_port) == ("127.0.0.1", 8443)
+
+
+async def test_the_default_listen_address_is_not_reachable_from_other_addresses(serve: Serve) -> None:
+    port = free_port()
+    served = await serve(ScriptedModel(echo), webhook_url=URL, webhook_secret=SECRET, webhook_port=port)
+    await served.fake.await_for(lambda f: f.webhook is not None)
+    update = json.dumps({**tg.text_update("local only"), "update_id": 7}).encode()
+    assert await post(port, update, SECRET) == 200
+    # Any other address of this machine (127.0.0.2 is one on Linux) finds nothing listening there.
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.2", port)) == errno.ECONNREFUSED
+
+
+async def test_a_post_is_answered_200_only_once_the_update_is_stored(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()
+    served = await serve(ScriptedModel(echo), webhook_url=URL, webhook_secret=SECRET, webhook_port=port)
+    await served.fake.await_for(lambda f: f.webhook is not None)
+    failures = [sqlite3.OperationalError("disk I/O error")]
+
+    async def disk_fails_once() -> None:
+        if failures:
+            raise failures.pop()
+
+    before_publish(monkeypatch, served.app.bus, 4242, disk_fails_once)
+    update = json.dumps({**tg.text_update("via webhook"), "update_id": 4242}).encode()
+    assert await post(port, update, SECRET) == 500  # not stored: Telegram will post it again
+    assert await served.app.bus.counts(INBOUND) == {}
+    assert await post(port, update, SECRET) == 200
+    assert await served.app.bus.counts(INBOUND) != {}
+    await served.fake.await_for(lambda f: f.sent_texts == ["You said: via webhook"])

@@ -1,0 +1,67 @@
+"""The shared database: statements from many tasks run side by side, never inside another task's transaction."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.db import Database
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = await Database.open(tmp_path / "store.db")
+    await database.execute("CREATE TABLE notes (text TEXT NOT NULL)")
+    yield database
+    await database.close()
+
+
+async def texts(db: Database) -> list[str]:
+    return [row["text"] for row in await db.fetchall("SELECT text FROM notes ORDER BY rowid")]
+
+
+async def test_a_statement_never_joins_another_tasks_transaction(db: Database) -> None:
+    inside = asyncio.Event()
+    release = asyncio.Event()
+
+    async def failing_transaction() -> None:
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES ('rolled back')")
+            inside.set()
+            await release.wait()
+            raise RuntimeError("the transaction fails")
+
+    failing = asyncio.create_task(failing_transaction())
+    await inside.wait()
+    # Issued while the other task's transaction is open: it must wait for it, not ride along.
+    other = asyncio.create_task(db.execute("INSERT INTO notes VALUES ('kept')"))
+    await asyncio.sleep(0)
+    release.set()
+    with pytest.raises(RuntimeError):
+        await failing
+    assert await other == 1
+    assert await texts(db) == ["kept"]
+
+
+async def test_many_tasks_statements_all_land_in_order_per_task(db: Database) -> None:
+    async def writer(name: str) -> None:
+        for i in range(20):
+            await db.execute("INSERT INTO notes VALUES (?)", (f"{name}{i}",))
+
+    async def committer() -> None:
+        for i in range(10):
+            async with db.transaction() as tx:
+                await tx.execute("INSERT INTO notes VALUES (?)", (f"tx{i}a",))
+                await tx.execute("INSERT INTO notes VALUES (?)", (f"tx{i}b",))
+
+    await asyncio.gather(*(writer(name) for name in "abcd"), committer())
+
+    rows = await texts(db)
+    assert len(rows) == 4 * 20 + 2 * 10
+    for name in "abcd":
+        assert [r for r in rows if r.startswith(name)] == [f"{name}{i}" for i in range(20)]
+    for i in range(10):  # a transaction's statements stay together
+        assert rows.index(f"tx{i}b") == rows.index(f"tx{i}a") + 1
