@@ -3,13 +3,16 @@ the real vault, and the environment for a `vaultbot` subprocess."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import vault.files
 import vault.vault
 from bot.app import App
 from bot.bus import OutboundMessage
@@ -52,20 +55,27 @@ async def run_inbox(app: App) -> None:
 
 
 class DiskFaults:
-    """Makes the vault's low-level atomic write (``vault.vault.write_atomic``) raise ``error``,
-    as a full or failing disk would: the first ``times`` writes, or every one when ``times`` is None.
-    Everything above it (the real vault, tools, dispatcher) runs as it does for users."""
+    """Makes the vault's low-level file write (``vault.files.staged``: a temporary file written and
+    fsynced before it is renamed or linked into place) raise ``error``, as a full or failing disk
+    would: the first ``times`` writes, or every one when ``times`` is None. Everything above it
+    (the real vault, tools, dispatcher) runs as it does for users."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, times: int | None = None, error: OSError | None = None):
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, *, times: int | None = None, error: OSError | None = None
+    ) -> None:
         self.failed: list[Path] = []
         self._times = times
         self._error = error or OSError(errno.ENOSPC, "No space left on device")
-        real = vault.vault.write_atomic
+        real = vault.files.staged
 
-        def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+        @contextlib.contextmanager
+        def staged(directory: Path, data: bytes) -> Iterator[Path]:
             if self._times is None or len(self.failed) < self._times:
-                self.failed.append(path)
+                self.failed.append(directory)
                 raise self._error
-            real(path, data, exclusive=exclusive)
+            with real(directory, data) as file:
+                yield file
 
-        monkeypatch.setattr(vault.vault, "write_atomic", write_atomic)
+        # vault.vault imported the name; vault.files' own write_atomic looks it up in its module.
+        monkeypatch.setattr(vault.files, "staged", staged)
+        monkeypatch.setattr(vault.vault, "staged", staged)

@@ -231,27 +231,25 @@ def test_attachments_are_saved_once_and_never_overwrite(notes: Vault) -> None:
     assert (notes.root / hostile).read_bytes() == b"x"
 
 
-def a_file_appears_just_before_the_write(monkeypatch: pytest.MonkeyPatch, text: bytes) -> list[Path]:
-    """Between the vault's choice of a free name and its write, another program (Obsidian, a sync)
-    creates a file under that name: injected at the low-level write, once, so the race is certain."""
-    real = vault.vault.write_atomic
-    raced: list[Path] = []
+def a_file_appears_after_the_name_is_chosen(monkeypatch: pytest.MonkeyPatch, name: str, text: bytes) -> None:
+    """Right after the vault has read which names are taken, and before it writes, another program
+    (Obsidian, a sync) creates ``name`` there: injected once at the folder listing, so the race is certain."""
+    real = vault.vault._names_like
+    appeared: list[Path] = []
 
-    def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
-        if not raced:
-            raced.append(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text)
-        real(path, data, exclusive=exclusive)
+    def names_like(directory: Path, stem: str) -> dict[str, str]:
+        taken = real(directory, stem)
+        if not appeared:
+            appeared.append(directory / name)
+            appeared[0].write_bytes(text)
+        return taken
 
-    monkeypatch.setattr(vault.vault, "write_atomic", write_atomic)
-    return raced
+    monkeypatch.setattr(vault.vault, "_names_like", names_like)
 
 
 def test_create_never_overwrites_a_note_that_appears_mid_write(notes: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
-    raced = a_file_appears_just_before_the_write(monkeypatch, b"typed in Obsidian meanwhile")
+    a_file_appears_after_the_name_is_chosen(monkeypatch, "Milk.md", b"typed in Obsidian meanwhile")
     result = notes.write("Inbox", "Milk", "oat")
-    assert raced == [notes.root / "Inbox" / "Milk.md"]
     assert (notes.root / "Inbox" / "Milk.md").read_bytes() == b"typed in Obsidian meanwhile"
     assert (result.path, result.created, result.renamed) == ("Inbox/Milk 2.md", True, True)
     assert front_and_body(notes.root / result.path)[1].strip() == "oat"
@@ -260,10 +258,10 @@ def test_create_never_overwrites_a_note_that_appears_mid_write(notes: Vault, mon
 def test_an_attachment_never_overwrites_a_file_that_appears_mid_write(
     notes: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    raced = a_file_appears_just_before_the_write(monkeypatch, b"synced from the phone")
+    (notes.root / "Attachments").mkdir()
+    a_file_appears_after_the_name_is_chosen(monkeypatch, "photo.jpg", b"synced from the phone")
     saved = notes.save_attachment("Attachments", "photo.jpg", b"\xff\xd8ours")
-    assert raced == [notes.root / "Attachments" / "photo.jpg"]
-    assert raced[0].read_bytes() == b"synced from the phone"
+    assert (notes.root / "Attachments" / "photo.jpg").read_bytes() == b"synced from the phone"
     assert saved == "Attachments/photo 2.jpg" and (notes.root / saved).read_bytes() == b"\xff\xd8ours"
 
 
