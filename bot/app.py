@@ -7,7 +7,16 @@ from dataclasses import dataclass
 
 from bot.bus import INBOUND, Bus, Worker
 from bot.db import Database
-from bot.runner import AnthropicModel, CaptureModel, CommandRunner, Limits, ModelClient, TurnHandler, load_system_prompt
+from bot.runner import (
+    AnthropicModel,
+    CaptureModel,
+    CommandRunner,
+    Limits,
+    ModelClient,
+    ReviewLink,
+    TurnHandler,
+    load_system_prompt,
+)
 from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
 from bot.store import Store
@@ -28,6 +37,7 @@ class App:
     model: ModelClient
     handler: TurnHandler
     summarizer: AuditSummarizer | None
+    review: ReviewLink
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None) -> App:
@@ -47,6 +57,7 @@ class App:
         dispatcher = build_dispatcher(notes, bus, store)
         summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
+        review = ReviewLink()
         handler = TurnHandler(
             db=db,
             bus=bus,
@@ -61,10 +72,15 @@ class App:
             mode=mode,
             summarizer=summarizer,
             commands=CommandRunner(
-                dispatcher=dispatcher, store=store, inbox=settings.vault.inbox, mode=mode, model_name=model.name
+                dispatcher=dispatcher,
+                store=store,
+                inbox=settings.vault.inbox,
+                mode=mode,
+                model_name=model.name,
+                review=review,
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler, summarizer)
+        return cls(settings, db, bus, store, notes, model, handler, summarizer, review)
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""

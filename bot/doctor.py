@@ -21,12 +21,22 @@ class Check:
 
 async def diagnose(settings: Settings) -> list[Check]:
     """Run every check; none of them changes anything but a scratch file."""
-    source = config_file()
-    checks = [
-        Check("config file", True, f"{source} ({'read' if source.is_file() else 'absent; defaults and environment'})"),
-        Check("settings", True, _in_force(settings)),
+    source, in_force, *rest = configured(settings)
+    return [
+        source,
+        in_force,
         await asyncio.to_thread(_writable, "vault", settings.vault.path),
         await _database(settings.store.path),
+        *rest,
+    ]
+
+
+def configured(settings: Settings) -> list[Check]:
+    """The checks that only read the settings: config file, settings in force, model, channels."""
+    source = config_file()
+    return [
+        Check("config file", True, f"{source} ({'read' if source.is_file() else 'absent; defaults and environment'})"),
+        Check("settings", True, _in_force(settings)),
         Check(
             "model",
             True,
@@ -36,7 +46,6 @@ async def diagnose(settings: Settings) -> list[Check]:
         ),
         _telegram(settings),
     ]
-    return checks
 
 
 def _in_force(settings: Settings) -> str:

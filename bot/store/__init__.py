@@ -1,5 +1,6 @@
 """SQLite records: conversation history, runs and steps (the audit trail), interactions."""
 
+from bot.store.reader import RUN_STATUSES, StoreReader, TimelineFilter
 from bot.store.store import Store, Turn
 
-__all__ = ["Store", "Turn"]
+__all__ = ["RUN_STATUSES", "Store", "StoreReader", "TimelineFilter", "Turn"]

@@ -196,6 +196,19 @@ class Store:
         return [dict(row) for row in rows]
 
 
+    # The review page's access token
+
+    async def review_token(self, new: str) -> str:
+        """The review page's token kept in the store; ``new`` is kept (and returned) if there is none yet."""
+        await self._db.execute(
+            "INSERT INTO review_token (id, token, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (new, now_iso()),
+        )
+        row = await self._db.fetchone("SELECT token FROM review_token WHERE id = 1")
+        assert row is not None
+        return str(row["token"])
+
+
 def _floor(since: datetime | None) -> str:
     # Stored times are fixed-format ISO text, so "" sorts before all of them.
     return "" if since is None else to_iso(since)
