@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass
 
 from bot.bus import INBOUND, Bus, Worker
+from bot.clock import Clock
 from bot.db import Database
 from bot.runner import (
     AnthropicModel,
@@ -17,6 +18,9 @@ from bot.runner import (
     TurnHandler,
     load_system_prompt,
 )
+from bot.runner.budget import DailyBudget
+from bot.runner.capture import ENABLE_HINT
+from bot.runner.pricing import load_prices
 from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
 from bot.store import Store
@@ -37,17 +41,21 @@ class App:
     model: ModelClient
     handler: TurnHandler
     summarizer: AuditSummarizer | None
+    clock: Clock
     review: ReviewLink
 
     @classmethod
-    async def open(cls, settings: Settings, *, model: ModelClient | None = None) -> App:
-        """Open the store and vault and build the runner. ``model`` replaces the configured one."""
+    async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
+        """Open the store and vault and build the runner. ``model`` replaces the configured one;
+        ``clock`` (the user's zone and ``now``) replaces the real one."""
+        clock = clock or Clock(settings.zone)
+        prices = await asyncio.to_thread(load_prices, settings.model.pricing)
         db = await Database.open(settings.store.path)
         notes: Vault | None = None
         try:
             bus, store = Bus(db), Store(db)
             notes = await asyncio.to_thread(Vault, settings.vault.path, max_staleness=settings.vault.index_staleness)
-            model = model or build_model(settings)
+            model = model or build_model(settings, clock)
             system = await asyncio.to_thread(load_system_prompt, settings.model.system_prompt)
         except BaseException:
             if notes is not None:
@@ -57,6 +65,9 @@ class App:
         dispatcher = build_dispatcher(notes, bus, store)
         summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
+        budget = None
+        if settings.budget.daily_usd is not None and mode == "assistant":
+            budget = DailyBudget(store, clock, settings.budget.daily_usd)
         review = ReviewLink()
         handler = TurnHandler(
             db=db,
@@ -71,16 +82,22 @@ class App:
             max_attempts=settings.bus.max_attempts,
             mode=mode,
             summarizer=summarizer,
+            prices=prices,
+            clock=clock,
+            budget=budget,
+            over_budget=_capture(settings, clock, hint=None) if budget else None,
             commands=CommandRunner(
                 dispatcher=dispatcher,
                 store=store,
                 inbox=settings.vault.inbox,
                 mode=mode,
                 model_name=model.name,
+                clock=clock,
+                budget=budget,
                 review=review,
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler, summarizer, review)
+        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock, review)
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""
@@ -114,14 +131,17 @@ class App:
         await self.db.close()
 
 
-def build_model(settings: Settings) -> ModelClient:
+def build_model(settings: Settings, clock: Clock) -> ModelClient:
     """Claude when an API key is set, else capture mode."""
     if settings.anthropic_api_key is None:
-        vault = settings.vault
-        return CaptureModel(
-            vault.inbox, daily=(vault.daily_folder, vault.daily_pattern) if vault.capture_to == "daily" else None
-        )
+        return _capture(settings, clock)
     return _claude(settings, settings.model.name, settings.model.max_tokens)
+
+
+def _capture(settings: Settings, clock: Clock, *, hint: str | None = ENABLE_HINT) -> CaptureModel:
+    vault = settings.vault
+    daily = (vault.daily_folder, vault.daily_pattern) if vault.capture_to == "daily" else None
+    return CaptureModel(vault.inbox, daily=daily, now=clock.now, hint=hint)
 
 
 def build_summarizer(settings: Settings) -> AuditSummarizer | None:

@@ -212,6 +212,32 @@ def m006_turn_tokens(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE turns ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0")
 
 
+def m007_usage(conn: sqlite3.Connection) -> None:
+    """One row per model call: the model the API named, its token counts and what it cost.
+
+    Indexed by time for "spend today" and usage per day, and by run for a run's cost. The run id
+    is not a foreign key, so calls outside a run (none yet) could be counted too.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE usage (
+            id                 INTEGER PRIMARY KEY,
+            created_at         TEXT NOT NULL,
+            run_id             TEXT,
+            model              TEXT NOT NULL,
+            input_tokens       INTEGER NOT NULL,
+            output_tokens      INTEGER NOT NULL,
+            cache_read_tokens  INTEGER NOT NULL,
+            cache_write_tokens INTEGER NOT NULL,
+            cost_usd           REAL NOT NULL
+        );
+        CREATE INDEX usage_by_time ON usage (created_at);
+        CREATE INDEX usage_by_run ON usage (run_id);
+        """,
+    )
+
+
 def m008_review(conn: sqlite3.Connection) -> None:
     """What the review web page reads fast: full-text search over the interaction log (an FTS5 index
     kept by triggers), filters by category, conversation and run, the notes each run wrote (an
@@ -263,6 +289,7 @@ MIGRATIONS: list[Migration] = [
     m004_step_summaries,
     m005_running_runs,
     m006_turn_tokens,
+    m007_usage,
     m008_review,
 ]
 

@@ -6,12 +6,14 @@ Build one :class:`Settings` at the edge with :func:`load_settings` and pass it d
 
 from __future__ import annotations
 
-import json
 import os
 import re
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import tzlocal
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -20,6 +22,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 from pydantic_settings import SettingsError as _PydanticSettingsError
+
+from bot.setting_errors import describe_parse_error, describe_validation_error
 
 ENV_PREFIX = "VAULTBOT_"
 DEFAULT_CONFIG = Path("config/vaultbot.toml")
@@ -81,7 +85,8 @@ class TelegramSettings(BaseModel):
     def _webhook_needs_a_secret(self) -> TelegramSettings:
         if self.webhook_url and self.webhook_secret is None:
             raise ValueError(
-                "webhook_url needs webhook_secret (VAULTBOT_TELEGRAM__WEBHOOK_SECRET) so strangers cannot post updates"
+                "VAULTBOT_TELEGRAM__WEBHOOK_URL is set without VAULTBOT_TELEGRAM__WEBHOOK_SECRET: "
+                "set a secret so strangers cannot post updates"
             )
         return self
 
@@ -103,6 +108,10 @@ class ModelSettings(BaseModel):
     timeout: float = Field(120.0, gt=0, description="Seconds before one model request gives up.")
     system_prompt: Path = Field(
         Path("config/system_prompt.md"), description="The system prompt; the built-in one when the file is missing."
+    )
+    pricing: Path = Field(
+        Path("config/pricing.toml"),
+        description="Prices per model; its entries win over the built-in table, which is used when it is missing.",
     )
 
 
@@ -132,6 +141,14 @@ class ReviewSettings(BaseModel):
         return v if v is not None and v.get_secret_value().strip() else None
 
 
+class BudgetSettings(BaseModel):
+    """A cap on what the model may cost per day, in the user's time zone."""
+
+    daily_usd: float | None = Field(
+        None, gt=0, description="Once today's spend reaches it, messages are filed in capture mode until midnight."
+    )
+
+
 class Settings(BaseSettings):
     """Everything vaultbot can be told. Secrets are ``SecretStr`` and never printed."""
 
@@ -150,6 +167,8 @@ class Settings(BaseSettings):
     model: ModelSettings = Field(default_factory=ModelSettings)
     bus: BusSettings = Field(default_factory=BusSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")
@@ -162,6 +181,22 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_key_is_none(cls, v: SecretStr | None) -> SecretStr | None:
         return v if v is not None and v.get_secret_value().strip() else None
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        try:
+            ZoneInfo(v.strip())
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("expected an IANA time zone name such as Europe/Berlin") from None
+        return v.strip()
+
+    @property
+    def zone(self) -> tzinfo:
+        """The user's time zone: ``VAULTBOT_TIMEZONE``, else the machine's."""
+        return ZoneInfo(self.timezone) if self.timezone else tzlocal.get_localzone()
 
     @property
     def capture_mode(self) -> bool:
@@ -195,41 +230,15 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        raise SettingsError(_describe(exc)) from None
+        raise SettingsError(describe_validation_error(exc, Settings, config_file())) from None
     except _PydanticSettingsError as exc:
         raise SettingsError(_describe_parse_error(exc)) from None
     except (ValueError, OSError) as exc:  # a malformed TOML file
         raise SettingsError(f"cannot read {config_file()}: {exc}") from None
 
 
-def env_name(loc: tuple[Any, ...]) -> str:
-    """The environment variable that sets the field at ``loc`` (``("telegram", "token")``)."""
-    parts = [str(p) for p in loc if not isinstance(p, int)]
-    if parts and parts[0].isupper():  # an SDK alias such as ANTHROPIC_BASE_URL
-        return parts[0]
-    return ENV_PREFIX + "__".join(p.upper() for p in parts)
-
-
-def _describe(exc: ValidationError) -> str:
-    err = exc.errors(include_url=False, include_input=False)[0]
-    loc = tuple(err["loc"])
-    where = env_name(loc)
-    index = next((p for p in loc if isinstance(p, int)), None)
-    item = f" (item {index})" if index is not None else ""
-    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-    return f"invalid setting {where}{item}: {err['msg']}{more}"
-
-
 def _describe_parse_error(exc: _PydanticSettingsError) -> str:
-    # pydantic-settings names only the section ('error parsing value for field "telegram"'), so
-    # find the variable in that section whose value is not the JSON its field needs.
+    # pydantic-settings names only the section: 'error parsing value for field "telegram" …'.
     text = str(exc)
     section = text.split('"')[1] if text.count('"') >= 2 else ""
-    prefix = f"{ENV_PREFIX}{section.upper()}__"
-    for key, value in os.environ.items():
-        if key.upper().startswith(prefix) and value.lstrip()[:1] in "[{":
-            try:
-                json.loads(value)
-            except ValueError:
-                return f"invalid setting {key.upper()}: not valid JSON (a list is written like [123, 456])"
-    return f"invalid setting in section {section!r}: a value is not valid JSON"
+    return describe_parse_error(section, Settings)

@@ -53,8 +53,8 @@ def test_secrets_are_not_printed(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("name", "value", "expected"),
     [
-        ("VAULTBOT_TELEGRAM__ALLOWED_USERS", "[1, x]", "VAULTBOT_TELEGRAM__ALLOWED_USERS: not valid JSON"),
-        ("VAULTBOT_TELEGRAM__ALLOWED_USERS", '["bob"]', "VAULTBOT_TELEGRAM__ALLOWED_USERS (item 0)"),
+        ("VAULTBOT_TELEGRAM__ALLOWED_USERS", "[1, x]", "VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list"),
+        ("VAULTBOT_TELEGRAM__ALLOWED_USERS", '["bob"]', "VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list"),
         ("VAULTBOT_MODEL__MAX_TOOL_CALLS", "0", "VAULTBOT_MODEL__MAX_TOOL_CALLS"),
         ("VAULTBOT_BUS__MAX_ATTEMPTS", "many", "VAULTBOT_BUS__MAX_ATTEMPTS"),
     ],

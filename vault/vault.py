@@ -369,10 +369,14 @@ def _attachment_name(name: str) -> tuple[str, str]:
 
 
 def daily_entry(text: str, *, pattern: str = "%Y-%m-%d", when: dt.datetime | None = None) -> tuple[str, str]:
-    """The day's note title (``pattern`` applied to the local date) and the timestamped line for ``text``."""
+    """The day's note title (``pattern`` applied to the date) and the timestamped line for ``text``.
+
+    The date and time are ``when``'s in its own zone (the user's, when the caller passes their
+    clock's time), else the machine's local ones.
+    """
     if not text.strip():
         raise InvalidNote("A daily note entry needs some text.")
-    moment = (when or dt.datetime.now(dt.UTC)).astimezone()
+    moment = when if when is not None and when.tzinfo is not None else (when or dt.datetime.now(dt.UTC)).astimezone()
     try:
         title = moment.strftime(pattern)
     except ValueError as exc:

@@ -8,6 +8,8 @@ unless ``vault_write`` said so.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from bot.runner.model import ModelReply
@@ -19,13 +21,23 @@ ENABLE_HINT = "Capture mode is on: set ANTHROPIC_API_KEY to turn on the assistan
 
 class CaptureModel:
     """A :class:`~bot.runner.model.ModelClient` that files each message as a note in the inbox, or,
-    with ``daily`` set to a (folder, strftime pattern), as a timestamped line in the day's note."""
+    with ``daily`` set to a (folder, strftime pattern), as a timestamped line in the day's note
+    (the day and time of ``now``, the user's clock). ``hint`` follows the reply, if any."""
 
     name = "capture"
 
-    def __init__(self, inbox: str, *, daily: tuple[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        inbox: str,
+        *,
+        daily: tuple[str, str] | None = None,
+        now: Callable[[], datetime] | None = None,
+        hint: str | None = ENABLE_HINT,
+    ) -> None:
         self._inbox = inbox
         self._daily = daily
+        self._now = now
+        self._hint = hint
 
     async def complete(
         self, *, system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -34,7 +46,9 @@ class CaptureModel:
         last = messages[-1]["content"]
         if isinstance(last, str):
             return ModelReply(content=self._file(last), stop_reason="tool_use", model=self.name)
-        return ModelReply(content=[{"type": "text", "text": _outcome(last)}], stop_reason="end_turn", model=self.name)
+        return ModelReply(
+            content=[{"type": "text", "text": _outcome(last, self._hint)}], stop_reason="end_turn", model=self.name
+        )
 
     def _file(self, text: str) -> list[dict[str, Any]]:
         title = title_from(text)
@@ -42,7 +56,7 @@ class CaptureModel:
         summary = f"Captured to the inbox: {title}"
         if self._daily is not None and text.strip():
             folder, pattern = self._daily
-            day, line = daily_entry(text, pattern=pattern)
+            day, line = daily_entry(text, pattern=pattern, when=self._now() if self._now else None)
             write = {"folder": folder, "title": day, "content": line, "tags": ["daily"], "mode": "append"}
             summary = f"Captured to the daily note {day}: {title}"
         return [
@@ -65,10 +79,11 @@ def title_from(text: str) -> str:
     return cut.rstrip(" ,.;:") + "…"
 
 
-def _outcome(tool_results: list[dict[str, Any]]) -> str:
+def _outcome(tool_results: list[dict[str, Any]], hint: str | None) -> str:
     write = next(b for b in tool_results if b.get("tool_use_id") == "capture_write")
     result = json.loads(write["content"])
     if not result.get("success"):
         return f"I could not save that: {result.get('error')}"
     verb = "Already saved as" if result.get("unchanged") else "Saved to"
-    return f"{verb} {result['path']} in your vault.\n{ENABLE_HINT}"
+    saved = f"{verb} {result['path']} in your vault."
+    return f"{saved}\n{hint}" if hint else saved

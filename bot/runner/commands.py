@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bot.clock import Clock
+from bot.runner.budget import DailyBudget
 from bot.runner.capture import title_from
 from bot.store import Store
 from bot.tools import Dispatcher, ToolContext
@@ -85,6 +87,8 @@ class CommandRunner:
         inbox: str,
         mode: str,
         model_name: str,
+        clock: Clock,
+        budget: DailyBudget | None = None,
         review: ReviewLink | None = None,
     ) -> None:
         self._tools = dispatcher
@@ -93,6 +97,8 @@ class CommandRunner:
         self._inbox = inbox
         self._mode = mode
         self._model_name = model_name
+        self._clock = clock
+        self._budget = budget
 
     async def run(self, command: Command, context: ToolContext) -> CommandResult:
         """Carry out one command."""
@@ -148,7 +154,15 @@ class CommandRunner:
     async def _status(self) -> CommandResult:
         runs = await self._store.list_runs(limit=1)
         last = f"Last run: {runs[0]['status']} at {runs[0]['started_at'][:16].replace('T', ' ')} UTC." if runs else ""
-        return CommandResult(f"Running. {self._mode_line().strip()} {last}".strip())
+        return CommandResult(f"Running. {self._mode_line().strip()} {last}".strip() + "\n" + await self._spend_line())
+
+    async def _spend_line(self) -> str:
+        if self._budget is not None:
+            state = await self._budget.state()
+            over = " The budget is spent: messages are filed without the assistant." if state.exhausted else ""
+            return f"Spend: {state.describe()}.{over}"
+        spent = await self._store.spend_today(self._clock.tz, self._clock.now())
+        return f"Spent today: ${spent:.2f} (no daily budget set)."
 
     def _mode_line(self) -> str:
         if self._mode == "capture":

@@ -15,14 +15,17 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
+from bot.clock import Clock
 from bot.db import Database
+from bot.runner.budget import DailyBudget
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import compact, estimate_tokens, fit
 from bot.runner.loop import Limits, RunResult, run_turn
-from bot.runner.model import ModelClient
+from bot.runner.model import ModelClient, Usage
+from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import Store
+from bot.store import CallUsage, Store
 from bot.tools import Dispatcher, ToolContext, queue_notice, queue_reply
 
 log = logging.getLogger(__name__)
@@ -43,10 +46,16 @@ class _Recorder:
     bus: Bus
     context: ToolContext
     summarizer: AuditSummarizer | None = None
+    # Set when the run calls a priced model: each model step then records its tokens and cost.
+    prices: PriceTable | None = None
+    clock: Clock | None = None
 
     async def step(self, **fields: Any) -> None:
         summary = await self.summarizer.summarize(fields["output"]) if self.summarizer else None
-        await self.store.add_step(self.context.run_id, summary=summary, **fields)
+        call = None
+        if fields["kind"] == "model" and self.prices is not None and self.clock is not None:
+            call = _priced(self.prices, self.clock, fields["name"], Usage(**(fields.get("usage") or {})))
+        await self.store.add_step(self.context.run_id, summary=summary, call=call, **fields)
 
     async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
         context = self.context
@@ -89,8 +98,13 @@ class TurnHandler:
         max_attempts: int,
         mode: str,
         commands: CommandRunner,
+        prices: PriceTable,
+        clock: Clock,
         summarizer: AuditSummarizer | None = None,
+        budget: DailyBudget | None = None,
+        over_budget: ModelClient | None = None,
     ) -> None:
+        """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -104,6 +118,10 @@ class TurnHandler:
         self._mode = mode
         self._commands = commands
         self._summarizer = summarizer
+        self._prices = prices
+        self._clock = clock
+        self._budget = budget
+        self._over_budget = over_budget
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -111,12 +129,15 @@ class TurnHandler:
         context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
         command = parse_command(message.text)
+        model, mode = self._model, self._mode
+        if command is None and self._over_budget is not None and await self._over_budget_today(context):
+            model, mode = self._over_budget, "capture"
         await self._store.start_run(
             context.run_id,
             conversation=message.conversation,
             inbound_id=message.id,
-            model=f"/{command.name}" if command else self._model.name,
-            mode="command" if command else self._mode,
+            model=f"/{command.name}" if command else model.name,
+            mode="command" if command else mode,
             rerun=delivery.attempts > 1,
         )
         if command is not None:
@@ -127,14 +148,22 @@ class TurnHandler:
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens)
         try:
+            priced = mode == "assistant"
             result = await run_turn(
-                model=self._model,
+                model=model,
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
                 text=message.text,
                 context=context,
-                recorder=_Recorder(self._store, self._bus, context, self._summarizer),
+                recorder=_Recorder(
+                    self._store,
+                    self._bus,
+                    context,
+                    self._summarizer,
+                    prices=self._prices if priced else None,
+                    clock=self._clock,
+                ),
                 limits=self._limits,
             )
         except ModelUnavailable as exc:
@@ -151,6 +180,16 @@ class TurnHandler:
             ",".join(result.tools_called) or "-",
         )
         return ACKED
+
+    async def _over_budget_today(self, context: ToolContext) -> bool:
+        """True when today's budget is spent; the conversation is told once that day."""
+        if self._budget is None:
+            return False
+        state = await self._budget.state()
+        if not state.exhausted:
+            return False
+        await queue_notice(self._bus, context, state.notice(), key="budget-spent", once_per=state.day)
+        return True
 
     async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
         # Compacted before the transaction: it holds the database, other turns wait on it.
@@ -214,6 +253,18 @@ class TurnHandler:
             summary=f"Message not handled after {delivery.attempts} attempt(s): {reason}",
             run_id=None,
         )
+
+
+def _priced(prices: PriceTable, clock: Clock, model: str, usage: Usage) -> CallUsage:
+    return CallUsage(
+        at=clock.now(),
+        model=model,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_input_tokens,
+        cache_write_tokens=usage.cache_creation_input_tokens,
+        cost_usd=prices.cost(model, usage),
+    )
 
 
 def _context(message: InboundMessage, *, run_id: str) -> ToolContext:

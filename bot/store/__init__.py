@@ -2,5 +2,6 @@
 
 from bot.store.reader import RUN_STATUSES, StoreReader, TimelineFilter
 from bot.store.store import Store, Turn
+from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["RUN_STATUSES", "Store", "StoreReader", "TimelineFilter", "Turn"]
+__all__ = ["RUN_STATUSES", "CallUsage", "Store", "StoreReader", "TimelineFilter", "Turn", "UsageRow"]

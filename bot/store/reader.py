@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from bot.db import Database
-from bot.store.store import _run, _step
+from bot.store.store import _RUN_COST, _run, _step
 
 __all__ = ["RUN_STATUSES", "StoreReader", "TimelineFilter", "fts_query"]
 
@@ -128,11 +128,12 @@ class StoreReader:
     async def run(self, run_id: str) -> dict[str, Any] | None:
         """One run with its steps, the user's message, the log entries it made, the notes it wrote,
         and the other attempts at the same message (retries after a failure or a crash)."""
-        row = await self._db.fetchone("SELECT * FROM runs WHERE id = ?", (run_id,))
+        row = await self._db.fetchone(f"SELECT *, {_RUN_COST} FROM runs WHERE id = ?", (run_id,))
         if row is None:
             return None
         run = _run(row)
         steps = [_step(s) for s in await self._db.fetchall("SELECT * FROM steps WHERE run_id = ? ORDER BY idx", (run_id,))]
+        await self._price_steps(run_id, steps)
         run["steps"] = steps
         run["message"] = await self._message(run, steps)
         run["interactions"] = [
@@ -152,6 +153,18 @@ class StoreReader:
                 )
             ]
         return run
+
+    async def _price_steps(self, run_id: str, steps: list[dict[str, Any]]) -> None:
+        """Give each model call its ``cost_usd``: usage rows are written one per model call, with its
+        step and in the same order, so they pair up; when they do not (a store from before usage
+        was recorded), costs stay None."""
+        rows = await self._db.fetchall("SELECT cost_usd FROM usage WHERE run_id = ? ORDER BY id", (run_id,))
+        calls = [step for step in steps if step["kind"] == "model"]
+        for step in steps:
+            step["cost_usd"] = None
+        if len(rows) == len(calls):
+            for step, row in zip(calls, rows, strict=True):
+                step["cost_usd"] = row["cost_usd"]
 
     async def _message(self, run: dict[str, Any], steps: list[dict[str, Any]]) -> str | None:
         """The user's message: from the stored turn, else from the first model call's input (None
@@ -192,23 +205,6 @@ class StoreReader:
             (path, limit),
         )
         return [dict(row) for row in rows]
-
-    async def model_usage(self, since: date) -> list[dict[str, Any]]:
-        """Tokens per UTC day and model from each model call's usage, since ``since``."""
-        rows = await self._db.fetchall(
-            """
-            SELECT substr(s.created_at, 1, 10) AS day, s.name AS model,
-                   sum(json_extract(s.usage, '$.input_tokens')) AS input_tokens,
-                   sum(json_extract(s.usage, '$.output_tokens')) AS output_tokens,
-                   sum(json_extract(s.usage, '$.cache_read_input_tokens')) AS cache_read_tokens,
-                   sum(json_extract(s.usage, '$.cache_creation_input_tokens')) AS cache_write_tokens
-            FROM runs r JOIN steps s ON s.run_id = r.id
-            WHERE r.started_at >= :since AND s.kind = 'model' AND s.usage IS NOT NULL
-            GROUP BY day, model ORDER BY day, model
-            """,
-            {"since": since.isoformat()},
-        )
-        return [{k: (row[k] or 0) if k.endswith("tokens") else row[k] for k in row.keys()} for row in rows]
 
 
 def _timeline_where(where: TimelineFilter) -> tuple[list[str], dict[str, Any]]:

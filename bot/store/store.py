@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from bot.clock import day_bounds
 from bot.db import Database, now_iso, to_iso
+from bot.store import usage as _usage
+from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["Store", "Turn"]
+__all__ = ["CallUsage", "Store", "Turn", "UsageRow"]
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,29 @@ class Store:
         duration_ms: float,
         usage: dict[str, int] | None = None,
         summary: str | None = None,
+        call: CallUsage | None = None,
     ) -> None:
-        """Append one model call, tool call or event to a run's audit trail."""
+        """Append one model call, tool call or event to a run's audit trail; a model call's
+        ``call`` (tokens and cost) is recorded with it, atomically."""
+        if call is None:
+            await self._insert_step(run_id, kind, name, input, output, is_error, duration_ms, usage, summary)
+            return
+        async with self._db.transaction():
+            await self._insert_step(run_id, kind, name, input, output, is_error, duration_ms, usage, summary)
+            await _usage.record_usage(self._db, run_id, call)
+
+    async def _insert_step(
+        self,
+        run_id: str,
+        kind: str,
+        name: str,
+        input: Any,
+        output: Any,
+        is_error: bool,
+        duration_ms: float,
+        usage: dict[str, int] | None,
+        summary: str | None,
+    ) -> None:
         await self._db.execute(
             """
             INSERT INTO steps
@@ -161,18 +185,40 @@ class Store:
     async def list_runs(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:
         """Runs, newest first."""
         rows = await self._db.fetchall(
-            "SELECT * FROM runs WHERE started_at >= ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
+            f"SELECT *, {_RUN_COST} FROM runs WHERE started_at >= ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
             (_floor(since), limit),
         )
         return [_run(row) for row in rows]
 
     async def get_run(self, run_id: str) -> dict[str, Any] | None:
         """One run with its ``steps``, or None."""
-        row = await self._db.fetchone("SELECT * FROM runs WHERE id = ?", (run_id,))
+        row = await self._db.fetchone(f"SELECT *, {_RUN_COST} FROM runs WHERE id = ?", (run_id,))
         if row is None:
             return None
         steps = await self._db.fetchall("SELECT * FROM steps WHERE run_id = ? ORDER BY idx", (run_id,))
         return {**_run(row), "steps": [_step(s) for s in steps]}
+
+    # Usage and cost
+
+    async def record_usage(self, run_id: str | None, call: CallUsage) -> None:
+        """Record a model call made outside a step (the audit summariser's, for one)."""
+        await _usage.record_usage(self._db, run_id, call)
+
+    async def usage_by_day(self, since: datetime | None, tz: tzinfo) -> list[UsageRow]:
+        """Tokens and cost per day (``YYYY-MM-DD`` in ``tz``) and per model since ``since``
+        (everything when None), oldest day first, models in name order within a day."""
+        return await _usage.usage_by_day(self._db, since, tz)
+
+    async def spend_today(self, tz: tzinfo, now: datetime | None = None) -> float:
+        """Dollars spent since the start of the day in ``tz`` that contains ``now`` (default: now)."""
+        moment = (now or datetime.now(UTC)).astimezone(tz)
+        start, end = day_bounds(moment.date(), tz)
+        return await _usage.spend_between(self._db, start, end)
+
+    async def models_used(self) -> list[str]:
+        """Every model name usage was recorded for, in name order."""
+        rows = await self._db.fetchall("SELECT DISTINCT model FROM usage ORDER BY model")
+        return [row["model"] for row in rows]
 
     # Interactions
 
@@ -195,7 +241,6 @@ class Store:
         )
         return [dict(row) for row in rows]
 
-
     # The review page's access token
 
     async def review_token(self, new: str) -> str:
@@ -207,6 +252,10 @@ class Store:
         row = await self._db.fetchone("SELECT token FROM review_token WHERE id = 1")
         assert row is not None
         return str(row["token"])
+
+
+# A run's cost: the sum over its model calls (the usage_by_run index makes this a short walk).
+_RUN_COST = "(SELECT coalesce(sum(cost_usd), 0.0) FROM usage WHERE usage.run_id = runs.id) AS cost_usd"
 
 
 def _floor(since: datetime | None) -> str:

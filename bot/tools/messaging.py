@@ -20,12 +20,16 @@ async def queue_reply(bus: Bus, context: ToolContext, text: str) -> bool:
     return await _queue(bus, context, text, kind="reply", sequence=sequence, key=str(sequence))
 
 
-async def queue_notice(bus: Bus, context: ToolContext, text: str, *, key: str) -> bool:
-    """Tell the user something once per inbound message and ``key`` (e.g. "model-unreachable")."""
-    return await _queue(bus, context, text, kind="notice", sequence=0, key=key)
+async def queue_notice(bus: Bus, context: ToolContext, text: str, *, key: str, once_per: str | None = None) -> bool:
+    """Tell the user something once per inbound message and ``key`` (e.g. "model-unreachable");
+    with ``once_per`` (e.g. a date), once per conversation, ``once_per`` and ``key`` instead."""
+    scope = context.inbound_id if once_per is None else f"{context.conversation}:{once_per}"
+    return await _queue(bus, context, text, kind="notice", sequence=0, key=key, scope=scope)
 
 
-async def _queue(bus: Bus, context: ToolContext, text: str, *, kind: str, sequence: int, key: str) -> bool:
+async def _queue(
+    bus: Bus, context: ToolContext, text: str, *, kind: str, sequence: int, key: str, scope: str | None = None
+) -> bool:
     message = OutboundMessage(
         channel=context.channel,
         conversation=context.conversation,
@@ -39,7 +43,7 @@ async def _queue(bus: Bus, context: ToolContext, text: str, *, kind: str, sequen
         outbound_topic(context.channel),
         message,
         conversation=context.conversation,
-        dedupe_key=f"{context.inbound_id}:{key}",
+        dedupe_key=f"{scope or context.inbound_id}:{key}",
     )
     return not published.duplicate
 

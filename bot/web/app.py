@@ -26,9 +26,11 @@ __all__ = ["ReviewSources", "build_app", "review_app", "sources"]
 
 @dataclass(frozen=True)
 class ReviewSources:
-    """What the views read: the store, the bus (counts and dead letters only), the settings."""
+    """What the views read: the store (through its read-only questions), the bus (counts and dead
+    letters only), the settings."""
 
     reader: StoreReader
+    store: Store
     bus: Bus
     settings: Settings
     renderer: Renderer
@@ -53,13 +55,13 @@ def build_app(sources: ReviewSources, token: str) -> Starlette:
 
 async def review_app(settings: Settings, db: Database, *, tz: tzinfo | None = None) -> tuple[Starlette, str]:
     """The page over ``db`` with its token: ``VAULTBOT_REVIEW__TOKEN``, else the one kept in the
-    store (generated on first use). Times are shown in ``tz`` (None: this machine's zone)."""
+    store (generated on first use). Times are shown in ``tz`` (default: the user's zone)."""
     configured = settings.review.token
     if configured is not None:
         token = configured.get_secret_value()
     else:
         token = await Store(db).review_token(secrets.token_urlsafe(24))
-    review = ReviewSources(StoreReader(db), Bus(db), settings, Renderer(tz))
+    review = ReviewSources(StoreReader(db), Store(db), Bus(db), settings, Renderer(tz or settings.zone))
     return build_app(review, token), token
 
 

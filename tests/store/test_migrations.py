@@ -26,6 +26,7 @@ async def test_a_blank_database_gets_every_table_and_records_each_migration(tmp_
         "steps",
         "interactions",
         "history_resets",
+        "usage",
     } <= tables
     assert applied == [m.__name__ for m in MIGRATIONS]
     assert journal is not None and journal[0] == "wal"
