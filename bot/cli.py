@@ -135,8 +135,9 @@ def review_command(ctx: click.Context, host: str | None, port: int | None) -> No
         try:
             page, token = await review_app(settings, db)
             server = ReviewServer(page, host, port)
+            stop = stop_on_signals()  # before the address is out: a Ctrl-C right after it stops cleanly
             _announce(server.url(token))
-            await server.serve(stop_on_signals())
+            await server.serve(stop)
         finally:
             await db.close()
 

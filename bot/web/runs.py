@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from starlette.requests import Request
@@ -52,6 +53,21 @@ def _step_view(step: dict[str, Any]) -> dict[str, Any]:
         view["calls"] = [
             b.get("name") for b in output.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_use"
         ]
-    raw = str(step["output"])
-    view["folded"] = len(raw) > FOLD_CHARS
+    if step["kind"] == "tool":
+        view["input_brief"] = brief(step["input"])
+        view["output_brief"] = brief({k: v for k, v in output.items() if k != "success"} if output else step["output"])
+    view["folded"] = len(json.dumps(step["output"], default=str)) > FOLD_CHARS
     return view
+
+
+def brief(value: Any, *, limit: int = 240) -> str:
+    """``key: value · key: value`` on one line, each value cut short: what a glance needs."""
+    if isinstance(value, dict):
+        parts = [f"{k}: {_cut(json.dumps(v, ensure_ascii=False, default=str), 70)}" for k, v in value.items()]
+        return _cut(" · ".join(parts), limit)
+    return _cut(json.dumps(value, ensure_ascii=False, default=str), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

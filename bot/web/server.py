@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 from collections.abc import Iterator
 from urllib.parse import quote
@@ -43,7 +44,8 @@ class ReviewServer:
         try:
             self._socket = socket.create_server((host, port), family=family)
         except OSError as exc:
-            raise CannotListen(f"cannot serve the review page on {host}:{port}: {exc.strerror or exc}") from None
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise CannotListen(f"cannot serve the review page on {host}:{port}: {reason}") from None
         self.host = host
         self.port: int = self._socket.getsockname()[1]
         # No access log: every address it would write carries the token.
