@@ -154,9 +154,9 @@ async def main(out: Path) -> None:
 async def _shoot(base: str, token: str, run_id: str, out: Path) -> None:
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        page = await browser.new_page(viewport={"width": 1000, "height": 760})
+        page = await browser.new_page(viewport={"width": 1000, "height": 600})
         await page.goto(f"{base}/?token={token}")
-        await page.screenshot(path=out / "review-timeline.png")
+        await page.screenshot(path=out / "review-timeline.png", full_page=True)
         await page.goto(f"{base}/runs/{run_id}")
         await page.screenshot(path=out / "review-run.png", full_page=True)
         await browser.close()

@@ -56,18 +56,20 @@ class StoreReader:
     async def timeline(self, where: TimelineFilter, *, limit: int = 50) -> tuple[list[dict[str, Any]], int | None]:
         """A page of interactions, newest first, with their run's status and the notes the run wrote;
         and the id to pass as ``before`` for the next page (None on the last page)."""
-        clauses, params = _timeline_where(where)
         match = fts_query(where.query)
+        # With words to find, the full-text index drives: it yields rowids newest first without
+        # sorting, as long as the order and the cursor are on its own rowid.
+        key = "f.rowid" if match else "i.id"
+        clauses, params = _timeline_where(where, key)
         source = "interactions i"
         if match:
-            # Driven by the full-text index, which yields rowids newest first without sorting.
             source = "interactions_fts f JOIN interactions i ON i.id = f.rowid"
             clauses.append("interactions_fts MATCH :match")
             params["match"] = match
         sql = (
             "SELECT i.id, i.created_at, i.conversation, i.category, i.summary, i.run_id, r.status AS run_status "
             f"FROM {source} LEFT JOIN runs r ON r.id = i.run_id "
-            f"WHERE {' AND '.join(clauses) or '1'} ORDER BY i.id DESC LIMIT :limit"
+            f"WHERE {' AND '.join(clauses) or '1'} ORDER BY {key} DESC LIMIT :limit"
         )
         rows = [dict(row) for row in await self._db.fetchall(sql, {**params, "limit": limit + 1})]
         following = rows[limit - 1]["id"] if len(rows) > limit else None
@@ -207,7 +209,7 @@ class StoreReader:
         return [dict(row) for row in rows]
 
 
-def _timeline_where(where: TimelineFilter) -> tuple[list[str], dict[str, Any]]:
+def _timeline_where(where: TimelineFilter, key: str) -> tuple[list[str], dict[str, Any]]:
     clauses: list[str] = []
     params: dict[str, Any] = {}
     for column in ("category", "conversation"):
@@ -225,7 +227,7 @@ def _timeline_where(where: TimelineFilter) -> tuple[list[str], dict[str, Any]]:
         clauses.append("i.created_at < :until")
         params["until"] = (where.until + timedelta(days=1)).isoformat()
     if where.before is not None:
-        clauses.append("i.id < :before")
+        clauses.append(f"{key} < :before")
         params["before"] = where.before
     return clauses, params
 

@@ -216,13 +216,13 @@ async def test_search_finds_an_entry_among_others(
     page, _ = await open_page(browser, served.url)
     await expect(page.locator("li.entry")).to_have_count(2)
     await page.get_by_role("searchbox", name="Search").fill("dentis")
-    await page.get_by_role("button", name="Show").click()
+    await page.get_by_role("button", name="Search").click()
     await expect(page.locator("li.entry")).to_have_count(1)
     await expect(page.locator("li.entry")).to_contain_text("Reminder to call the dentist on Tuesday")
     assert "q=dentis" in page.url
 
     await page.get_by_role("searchbox", name="Search").fill('oat" OR (')
-    await page.get_by_role("button", name="Show").click()
+    await page.get_by_role("button", name="Search").click()
     await expect(page.locator("li.entry")).to_have_count(0)
     await expect(page.get_by_text("Nothing in the log matches these filters.")).to_be_visible()
 
@@ -250,3 +250,32 @@ async def test_each_page_has_a_json_twin(
     assert note["note"]["body"].strip() == "buy oat milk" and note["runs"][0]["run_id"] == entry["run_id"]
     assert (await twin("/?category=question"))["entries"] == []
     assert (await twin("/?status=completed"))["entries"][0]["id"] == entry["id"]
+
+
+async def test_the_usage_page_charts_todays_calls_and_measures_them_against_the_budget(
+    make_app: AppFactory, fake_anthropic: FakeAnthropic, browser: Browser, serve_review: Serve
+) -> None:
+    app = await make_app(
+        anthropic_api_key="sk-ant-test-secret",
+        anthropic_base_url=fake_anthropic.base_url,
+        model={"name": "claude-test", "sdk_max_retries": 0},
+        budget={"daily_usd": 100.0},
+    )
+    fake_anthropic.enqueue(
+        api.text("Hello.", usage={"input_tokens": 1000, "output_tokens": 100, "cache_read_input_tokens": 3000})
+    )
+    await chat(app, "hello")
+    served = await serve_review(app)
+
+    page, _ = await open_page(browser, served.url)
+    await page.get_by_role("link", name="Usage").click()
+    await expect(page.get_by_role("img", name="Cost per day and model, last 30 days")).to_be_visible()
+    cost = page.get_by_role("img", name="Cost per day and model, last 30 days")
+    await expect(cost.locator("rect")).to_have_count(1)
+    await expect(page.locator("table.usage tbody tr")).to_have_count(1)
+    await expect(page.locator("table.usage")).to_contain_text("claude-fake")
+    await expect(page.locator("dl.facts")).to_contain_text("of $100.00")
+    await expect(page.locator("dl.facts")).to_contain_text("75.0 %")  # 3,000 of 4,000 input tokens from the cache
+    assert float(await page.locator("meter").get_attribute("value") or 0) > 0
+    spent = json.loads(await (await page.goto(served.base + "/usage?format=json")).text())  # type: ignore[union-attr]
+    assert spent["rows"][0]["input_tokens"] == 1000 and spent["spent_today"] > 0
