@@ -133,7 +133,9 @@ class ReviewSettings(BaseModel):
     enabled: bool = Field(False, description="Serve the review page from `vaultbot run` too.")
     host: str = Field("127.0.0.1", min_length=1, description="Address to listen on; the default is this machine only.")
     port: int = Field(8765, ge=0, le=65535)
-    token: SecretStr | None = Field(None, description="The access token; generated once and kept in the store when unset.")
+    token: SecretStr | None = Field(
+        None, description="The access token; generated once and kept in the store when unset."
+    )
 
     @field_validator("token")
     @classmethod

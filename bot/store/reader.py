@@ -1,17 +1,18 @@
 """Read-only questions about the records, as the review page asks them.
 
-Every query here is bounded (a page of rows, found through an index), so a page costs the same on
-a store of a hundred interactions and of a hundred thousand. Nothing here writes.
+Every query here returns a bounded page of rows found through an index, so a page costs about the
+same on a store of a hundred interactions and of a hundred thousand (the one exception: filtering
+the timeline by a run status that few runs have walks the log). Nothing here writes.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import datetime
 from typing import Any
 
-from bot.db import Database
+from bot.db import Database, to_iso
 from bot.store.store import _RUN_COST, _run, _step
 
 __all__ = ["RUN_STATUSES", "StoreReader", "TimelineFilter", "fts_query"]
@@ -24,15 +25,15 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 @dataclass(frozen=True)
 class TimelineFilter:
-    """What the timeline shows: words to search, exact filters, a date range (inclusive, UTC days),
-    and ``before``, the id the page starts below (keyset pagination: newest first)."""
+    """What the timeline shows: words to search, exact filters, a time range (``since`` inclusive,
+    ``until`` exclusive), and ``before``, the id the page starts below (keyset pagination)."""
 
     query: str = ""
     category: str = ""
     conversation: str = ""
     status: str = ""
-    since: date | None = None
-    until: date | None = None
+    since: datetime | None = None
+    until: datetime | None = None
     before: int | None = None
 
 
@@ -134,7 +135,9 @@ class StoreReader:
         if row is None:
             return None
         run = _run(row)
-        steps = [_step(s) for s in await self._db.fetchall("SELECT * FROM steps WHERE run_id = ? ORDER BY idx", (run_id,))]
+        steps = [
+            _step(s) for s in await self._db.fetchall("SELECT * FROM steps WHERE run_id = ? ORDER BY idx", (run_id,))
+        ]
         await self._price_steps(run_id, steps)
         run["steps"] = steps
         run["message"] = await self._message(run, steps)
@@ -173,7 +176,8 @@ class StoreReader:
         for a command, which keeps no turn and calls no model)."""
         if run["inbound_id"]:
             turn = await self._db.fetchone(
-                "SELECT json_extract(messages, '$[0].content') AS text FROM turns WHERE conversation = ? AND inbound_id = ?",
+                "SELECT json_extract(messages, '$[0].content') AS text FROM turns "
+                "WHERE conversation = ? AND inbound_id = ?",
                 (run["conversation"], run["inbound_id"]),
             )
             if turn is not None and isinstance(turn["text"], str):
@@ -222,12 +226,11 @@ def _timeline_where(where: TimelineFilter, key: str) -> tuple[list[str], dict[st
         params["status"] = where.status
     if where.since is not None:
         clauses.append("i.created_at >= :since")
-        params["since"] = where.since.isoformat()
+        params["since"] = to_iso(where.since)
     if where.until is not None:
         clauses.append("i.created_at < :until")
-        params["until"] = (where.until + timedelta(days=1)).isoformat()
+        params["until"] = to_iso(where.until)
     if where.before is not None:
         clauses.append(f"{key} < :before")
         params["before"] = where.before
     return clauses, params
-

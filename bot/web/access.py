@@ -20,8 +20,7 @@ __all__ = ["COOKIE", "SECURITY_HEADERS", "TokenGate"]
 COOKIE = "vaultbot_review"
 # No script runs at all; styles and images only from this server; forms post only here.
 CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-    "base-uri 'none'; frame-ancestors 'none'"
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = {
     "content-security-policy": CSP,

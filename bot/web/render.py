@@ -60,7 +60,6 @@ class Renderer:
         """``10:41:07``."""
         return self.local(iso).strftime("%H:%M:%S") if iso else "–"
 
-
     def by_day(self, entries: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
         """Entries (newest first) grouped under their local day, ``Monday 23 November 2026``."""
         days: dict[str, list[dict[str, Any]]] = {}

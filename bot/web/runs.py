@@ -48,7 +48,9 @@ def _step_view(step: dict[str, Any]) -> dict[str, Any]:
         view["error"] = output.get("error")
     if step["kind"] == "model":
         view["stop_reason"] = output.get("stop_reason")
-        texts = [b.get("text", "") for b in output.get("content", []) if isinstance(b, dict) and b.get("type") == "text"]
+        texts = [
+            b.get("text", "") for b in output.get("content", []) if isinstance(b, dict) and b.get("type") == "text"
+        ]
         view["text"] = "\n\n".join(t for t in texts if t) or None
         view["calls"] = [
             b.get("name") for b in output.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_use"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -15,9 +14,6 @@ import uvicorn
 from starlette.applications import Starlette
 
 __all__ = ["CannotListen", "ReviewServer", "review_url"]
-
-log = logging.getLogger(__name__)
-
 
 def review_url(host: str, port: int, token: str) -> str:
     """``http://127.0.0.1:8765/?token=…``: the address to open, token included."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, tzinfo
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bot.clock import day_bounds
 from bot.store import RUN_STATUSES, TimelineFilter
 from bot.web import app as web
 
@@ -16,6 +17,7 @@ PAGE_SIZE = 50
 async def timeline(request: Request) -> Response:
     """One page of the log; ``before`` pages back, the other parameters filter."""
     review = web.sources(request)
+    tz = review.settings.zone
     params = {k: request.query_params.get(k, "").strip() for k in ("q", "category", "conversation", "status")}
     params |= {k: request.query_params.get(k, "").strip() for k in ("since", "until")}
     problems: list[str] = []
@@ -24,8 +26,8 @@ async def timeline(request: Request) -> Response:
         category=params["category"],
         conversation=params["conversation"],
         status=params["status"],
-        since=_day(params["since"], "from", problems),
-        until=_day(params["until"], "to", problems),
+        since=_day(params["since"], "from", problems, tz, end=False),
+        until=_day(params["until"], "to", problems, tz, end=True),
         before=_before(request.query_params.get("before"), problems),
     )
     entries, following = ([], None) if problems else await review.reader.timeline(where, limit=PAGE_SIZE)
@@ -41,14 +43,16 @@ async def timeline(request: Request) -> Response:
     return review.renderer.page(request, "timeline.html", data, status=400 if problems else 200)
 
 
-def _day(value: str, name: str, problems: list[str]) -> date | None:
+def _day(value: str, name: str, problems: list[str], tz: tzinfo, *, end: bool) -> datetime | None:
+    """The start (or with ``end``, the end) of the day ``value`` in the user's zone."""
     if not value:
         return None
     try:
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
         problems.append(f"“{name}” must be a date like 2026-11-23.")
         return None
+    return day_bounds(day, tz)[1 if end else 0]
 
 
 def _before(value: str | None, problems: list[str]) -> int | None:

@@ -65,7 +65,9 @@ def _tokens(row: UsageRow) -> int:
     return row.input_tokens + row.output_tokens + row.cache_read_tokens + row.cache_write_tokens
 
 
-def _chart(rows: list[UsageRow], days: list[str], colours: dict[str, str], value: Any, *, money: bool) -> dict[str, Any]:
+def _chart(
+    rows: list[UsageRow], days: list[str], colours: dict[str, str], value: Any, *, money: bool
+) -> dict[str, Any]:
     """Stacked bars, one per day, one colour per model, with a labelled scale."""
     per_day: dict[str, list[UsageRow]] = {}
     for row in rows:
@@ -80,7 +82,9 @@ def _chart(rows: list[UsageRow], days: list[str], colours: dict[str, str], value
             height = value(row) / top * plot
             y -= height
             shown = f"${value(row):,.4f}" if money else f"{value(row):,} tokens"
-            bars.append(Bar(LEFT + i * step + 1, y, step - 2, height, colours[row.model], f"{day} {row.model}: {shown}"))
+            bars.append(
+                Bar(LEFT + i * step + 1, y, step - 2, height, colours[row.model], f"{day} {row.model}: {shown}")
+            )
     fmt = (lambda v: f"${v:,.2f}") if money else (lambda v: f"{v:,.0f}")
     ticks = [{"y": HEIGHT - BOTTOM - f * plot, "label": fmt(top * f)} for f in (0, 0.5, 1)]
     labels = [{"x": LEFT + i * step + step / 2, "label": day[5:]} for i, day in enumerate(days) if i % 7 == 2]

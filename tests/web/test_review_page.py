@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -250,6 +251,12 @@ async def test_each_page_has_a_json_twin(
     assert note["note"]["body"].strip() == "buy oat milk" and note["runs"][0]["run_id"] == entry["run_id"]
     assert (await twin("/?category=question"))["entries"] == []
     assert (await twin("/?status=completed"))["entries"][0]["id"] == entry["id"]
+    today = datetime.now(app.settings.zone).date().isoformat()
+    assert [e["id"] for e in (await twin(f"/?since={today}&until={today}"))["entries"]] == [entry["id"]]
+    assert (await twin("/?until=2020-01-01"))["entries"] == []
+    refused = await page.goto(served.base + "/?since=yesterday&format=json")
+    assert refused is not None and refused.status == 400
+    assert json.loads(await refused.text())["problems"] == ["“from” must be a date like 2026-11-23."]
 
 
 async def test_the_usage_page_charts_todays_calls_and_measures_them_against_the_budget(
