@@ -7,12 +7,13 @@ import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import date, datetime, tzinfo
 from typing import Any, TypeVar
 
 import click
 
 from bot import review
+from bot.clock import day_bounds
 from bot.settings import Settings, SettingsError, load_settings
 
 T = TypeVar("T")
@@ -28,6 +29,9 @@ def _run(coro: Awaitable[T]) -> T:
         return asyncio.run(coro)  # type: ignore[arg-type]
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except SettingsError as exc:  # a file a setting names (the pricing table) is unusable
+        click.echo(f"vaultbot: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 @click.group()
@@ -203,6 +207,34 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
         click.echo(json.dumps(run, indent=2, ensure_ascii=False, default=str))
     else:
         click.echo(review.run_detail(run))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--since", help="Only days since then: an ISO 8601 date or time, or an age such as 7d (whole days).")
+@click.pass_context
+def usage(ctx: click.Context, as_json: bool, since: str | None) -> None:
+    """Show tokens and cost per day (in your time zone) and per model."""
+    zone = _settings(ctx).zone
+    start = _first_day(since, zone)
+    rows = _run(_with_store(ctx, lambda store: store.usage_by_day(start, zone)))
+    if as_json:
+        click.echo(json.dumps([review.usage_json(row) for row in rows], indent=2))
+    else:
+        click.echo(review.usage_table(rows))
+
+
+def _first_day(since: str | None, zone: tzinfo) -> datetime | None:
+    """Whole days: the start of the day ``since`` falls on, in ``zone``; a bare date is a day there."""
+    if since is None:
+        return None
+    try:
+        day = date.fromisoformat(since.strip())
+    except ValueError:
+        start = _since(since)
+        assert start is not None
+        day = start.astimezone(zone).date()
+    return day_bounds(day, zone)[0]
 
 
 @cli.command()

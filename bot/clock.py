@@ -28,14 +28,6 @@ class Clock:
         """The current instant in the user's zone."""
         return self.now_utc().astimezone(self.tz)
 
-    def today(self) -> date:
-        """The user's calendar day."""
-        return self.now().date()
-
-    def next_midnight(self) -> datetime:
-        """When the user's next day starts, in their zone."""
-        return day_bounds(self.today(), self.tz)[1].astimezone(self.tz)
-
 
 def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
     """The UTC instants at which ``day`` starts and the next day starts in ``tz``.

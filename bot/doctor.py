@@ -7,6 +7,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.clock import Clock
+from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file
 
 
@@ -19,20 +21,23 @@ class Check:
     detail: str
 
 
-async def diagnose(settings: Settings) -> list[Check]:
+async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check]:
     """Run every check; none of them changes anything but a scratch file."""
-    source, in_force, *rest = configured(settings)
+    clock = clock or Clock(settings.zone)
+    source, in_force, *rest = configured(settings, clock)
     return [
         source,
         in_force,
         await asyncio.to_thread(_writable, "vault", settings.vault.path),
         await _database(settings.store.path),
         *rest,
+        *await _money(settings, clock),
     ]
 
 
-def configured(settings: Settings) -> list[Check]:
-    """The checks that only read the settings: config file, settings in force, model, channels."""
+def configured(settings: Settings, clock: Clock) -> list[Check]:
+    """The checks that only read the settings: config file, settings in force, model, channels,
+    time zone."""
     source = config_file()
     return [
         Check("config file", True, f"{source} ({'read' if source.is_file() else 'absent; defaults and environment'})"),
@@ -45,6 +50,11 @@ def configured(settings: Settings) -> list[Check]:
             else f"{settings.model.name} via {settings.anthropic_base_url or 'the Anthropic API'} (key present)",
         ),
         _telegram(settings),
+        Check(
+            "time zone",
+            True,
+            f"{clock.tz} ({'VAULTBOT_TIMEZONE' if settings.timezone else 'the machine' + chr(39) + 's'})",
+        ),
     ]
 
 
@@ -82,6 +92,52 @@ async def _database(path: Path) -> Check:
     dead = counts.get("dead", 0)
     detail = f"{path.resolve()} opens and is migrated; {waiting} message(s) waiting, {dead} dead-lettered"
     return Check("database", True, detail + (" (see `vaultbot log`)" if dead else ""))
+
+
+async def _money(settings: Settings, clock: Clock) -> list[Check]:
+    """The price table, models it cannot price, and the daily budget."""
+    from bot.db import Database
+    from bot.runner.budget import DailyBudget
+    from bot.store import Store
+
+    try:
+        prices = await asyncio.to_thread(load_prices, settings.model.pricing)
+    except PricingError as exc:
+        return [Check("pricing", False, str(exc))]
+    try:
+        db = await Database.open(settings.store.path)
+    except Exception:  # the database check above already says why
+        return [_pricing(settings, prices, [])]
+    try:
+        store = Store(db)
+        checks = [_pricing(settings, prices, await store.models_used())]
+        if settings.budget.daily_usd is None:
+            checks.append(Check("budget", True, "no daily cap (set VAULTBOT_BUDGET__DAILY_USD to set one)"))
+        else:
+            state = await DailyBudget(store, clock, settings.budget.daily_usd).state()
+            reached = "; reached: messages are filed in capture mode until then" if state.exhausted else ""
+            checks.append(Check("budget", True, state.describe() + reached))
+    finally:
+        await db.close()
+    return checks
+
+
+def _pricing(settings: Settings, prices: PriceTable, used: list[tuple[str, str]]) -> Check:
+    source = settings.model.pricing
+    where = f"built-in table{f' with {source}' if source.is_file() else ''}"
+    configured = [m for m in (settings.model.name, settings.model.summary_model) if m]
+    # A call is priced by the name the API answered with, else by the name asked for.
+    unpriced = [sent for sent, answered in used if not prices.knows(answered) and not prices.knows(sent)]
+    unknown = list(dict.fromkeys(m for m in [*configured, *unpriced] if not prices.knows(m)))
+    if unknown:
+        top = prices.highest
+        return Check(
+            "pricing",
+            False,
+            f"{', '.join(unknown)} not in the price table ({where}): counted at the highest price "
+            f"(${top.input:g} in / ${top.output:g} out per million tokens); add an entry to {source}",
+        )
+    return Check("pricing", True, f"{len(prices.prices)} models priced ({where})")
 
 
 def _telegram(settings: Settings) -> Check:

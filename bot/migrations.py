@@ -213,7 +213,9 @@ def m006_turn_tokens(conn: sqlite3.Connection) -> None:
 
 
 def m007_usage(conn: sqlite3.Connection) -> None:
-    """One row per model call: the model the API named, its token counts and what it cost.
+    """One row per model call: the model asked for (``model``, the name sent to the API) and the
+    one that answered (``api_model``, as the API named it, often a dated id), its token counts and
+    what it cost.
 
     Indexed by time for "spend today" and usage per day, and by run for a run's cost. The run id
     is not a foreign key, so calls outside a run (none yet) could be counted too.
@@ -226,6 +228,7 @@ def m007_usage(conn: sqlite3.Connection) -> None:
             created_at         TEXT NOT NULL,
             run_id             TEXT,
             model              TEXT NOT NULL,
+            api_model          TEXT NOT NULL,
             input_tokens       INTEGER NOT NULL,
             output_tokens      INTEGER NOT NULL,
             cache_read_tokens  INTEGER NOT NULL,

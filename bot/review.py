@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tabulate import tabulate
+
+from bot.store import UsageRow
 
 _AGE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -64,12 +67,38 @@ def runs_table(rows: list[dict[str, Any]]) -> str:
                 r["conversation"],
                 r["status"],
                 _tokens(r.get("usage")),
+                _dollars(r.get("cost_usd")),
                 ",".join(r.get("tools_called") or []) or "-",
                 _cut(r.get("reason"), 40),
             ]
             for r in rows
         ],
-        headers=["id", "started", "conversation", "status", "tokens in/out", "tools", "reason"],
+        headers=["id", "started", "conversation", "status", "tokens in/out", "cost", "tools", "reason"],
+    )
+
+
+def _dollars(amount: float | None) -> str:
+    # Four decimals: one short turn costs a fraction of a cent.
+    return f"${amount or 0.0:.4f}"
+
+
+def usage_json(row: UsageRow) -> dict[str, Any]:
+    """One row of ``vaultbot usage --json``."""
+    return {**asdict(row), "cost_usd": round(row.cost_usd, 6)}
+
+
+def usage_table(rows: list[UsageRow]) -> str:
+    """Tokens and cost per day and model, with a total line."""
+    if not rows:
+        return "No model calls recorded yet."
+    fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    body = [[r.day, r.model, *(getattr(r, f) for f in fields), _dollars(r.cost_usd)] for r in rows]
+    totals = ["total", "", *(sum(getattr(r, f) for r in rows) for f in fields), _dollars(sum(r.cost_usd for r in rows))]
+    return tabulate(
+        [*body, totals],
+        headers=["day", "model", "input", "output", "cache read", "cache write", "cost"],
+        intfmt=",",
+        colalign=("left", "left", "right", "right", "right", "right", "right"),
     )
 
 
@@ -78,7 +107,8 @@ def run_detail(run: dict[str, Any]) -> str:
     usage = run.get("usage") or {}
     head = [
         f"run {run['id']}  {run['status']}" + (f" ({run['reason']})" if run.get("reason") else ""),
-        f"conversation {run['conversation']}  model {run.get('model', '-')}  started {_when(run['started_at'])}",
+        f"conversation {run['conversation']}  model {run.get('model', '-')}  started {_when(run['started_at'])}"
+        f"  cost {_dollars(run.get('cost_usd'))}",
         "tokens: "
         + ", ".join(f"{k.replace('_input_tokens', '').replace('_tokens', '')} {v}" for k, v in usage.items()),
         "",

@@ -10,7 +10,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, SecretStr, ValidationError
@@ -56,16 +56,16 @@ def describe_parse_error(section: str, settings_cls: type[BaseModel]) -> str:
         return f"{section_var}: expected a JSON object of the section's settings, got {_show(values[section_var])}"
     section_field = settings_cls.model_fields.get(section)
     section_model = section_field.annotation if section_field else None
+    fields = (
+        section_model.model_fields if isinstance(section_model, type) and issubclass(section_model, BaseModel) else {}
+    )
     for name, value in values.items():
-        if not name.startswith(section_var + "__") or _is_json(value):
-            continue
         key = name.removeprefix(section_var + "__").lower()
-        expected = _EXPECTED.get((section, key), "a JSON value")
-        if isinstance(section_model, type) and issubclass(section_model, BaseModel):
-            field = section_model.model_fields.get(key)
-            if field is not None and _is_secret(field):
-                return f"{name}: expected {expected} (the value is not shown: it is a secret)"
-        return f"{name}: expected {expected}, got {_show(value)}"
+        # Only lists and tables are read as JSON; a plain text value such as a URL never is.
+        if not name.startswith(section_var + "__") or key not in fields or not _is_complex(fields[key]):
+            continue
+        if not _is_json(value):
+            return f"{name}: expected {_EXPECTED.get((section, key), 'a JSON value')}, got {_show(value)}"
     return f"{section_var}__*: a value in this section is not valid JSON"
 
 
@@ -111,11 +111,17 @@ def _field(settings_cls: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | N
     for part in loc:
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             return field
-        field = model.model_fields.get(str(part))
+        # The SDK's variables are validated under their alias (ANTHROPIC_API_KEY for anthropic_api_key).
+        field = model.model_fields.get(str(part)) or model.model_fields.get(str(part).lower())
         if field is None:
             return None
         model = field.annotation
     return field
+
+
+def _is_complex(field: FieldInfo) -> bool:
+    kind = get_origin(field.annotation) or field.annotation
+    return kind in (list, dict, set, tuple) or isinstance(kind, type) and issubclass(kind, BaseModel)
 
 
 def _is_secret(field: FieldInfo) -> bool:
@@ -126,15 +132,16 @@ def _label(loc: tuple[Any, ...], toml: Path) -> tuple[str, Any]:
     """Where the value at ``loc`` was read (variable, or file and key) and its raw value."""
     parts = [str(p) for p in loc]
     values = _environment()
-    names = [PREFIX + "__".join(p.upper() for p in parts[:n]) for n in range(len(parts), 0, -1)]
-    if parts and parts[0].startswith("anthropic_"):
-        names.insert(0, parts[0].upper())
+    if parts and parts[0].upper().startswith("ANTHROPIC_"):  # the SDK's own variables, without our prefix
+        names = [parts[0].upper()]
+    else:
+        names = [PREFIX + "__".join(p.upper() for p in parts[:n]) for n in range(len(parts), 0, -1)]
     for name in names:
         if name in values:
             return name, values[name] if name == names[0] else None
     found = _toml_value(toml, parts)
     if found is not _MISSING:
-        key = f"[{parts[0]}] {'.'.join(parts[1:])}" if len(parts) > 1 else parts[0]
+        key = f"[{parts[0]}] {'.'.join(parts[1:])}" if len(parts) > 1 else parts[0].lower()
         return f"{toml} {key}", found
     return names[0], None
 
@@ -148,9 +155,10 @@ def _toml_value(toml: Path, parts: list[str]) -> Any:
     except (OSError, ValueError):
         return _MISSING
     for part in parts:
-        if not isinstance(data, dict) or part not in data:
+        key = next((k for k in (part, part.lower()) if isinstance(data, dict) and k in data), None)
+        if key is None:
             return _MISSING
-        data = data[part]
+        data = data[key]
     return data
 
 

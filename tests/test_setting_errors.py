@@ -127,6 +127,16 @@ def test_a_secret_in_the_toml_file_is_not_echoed(tmp_path: Path) -> None:
     assert SECRET not in output
 
 
+def test_the_variable_that_is_not_json_is_named_not_its_plain_text_neighbours() -> None:
+    code, output = doctor(
+        {"VAULTBOT_TELEGRAM__BASE_URL": "http://127.0.0.1:9/bot", "VAULTBOT_TELEGRAM__ALLOWED_USERS": "42,43"}
+    )
+    assert (code, output) == (
+        2,
+        "vaultbot: VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list of numeric user ids, got '42,43'\n",
+    )
+
+
 def test_a_bad_value_in_dotenv_is_named(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("VAULTBOT_BUS__MAX_ATTEMPTS=lots\n")
     assert doctor({}) == (2, "vaultbot: VAULTBOT_BUS__MAX_ATTEMPTS: expected a whole number, got 'lots'\n")
@@ -146,3 +156,14 @@ def test_the_installed_command_prints_one_line_and_exits_2(tmp_path: Path) -> No
         "vaultbot: VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list of numeric user ids, got 'not-a-list'\n"
     )
     assert done.stdout == ""
+
+
+def test_the_sdk_key_in_the_toml_file_is_named_but_not_shown(tmp_path: Path) -> None:
+    config = tmp_path / "config" / "vaultbot.toml"
+    config.parent.mkdir()
+    config.write_text("anthropic_api_key = 123456789\n")
+    code, output = doctor({})
+    assert (code, output) == (
+        2,
+        "vaultbot: config/vaultbot.toml anthropic_api_key: expected text (the value is not shown: it is a secret)\n",
+    )

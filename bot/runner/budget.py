@@ -27,8 +27,9 @@ class BudgetState:
 
     @property
     def exhausted(self) -> bool:
-        """True once today's spend has reached the cap."""
-        return self.spent_usd >= self.limit_usd
+        """True once today's spend has reached the cap (to a billionth of a dollar: sums of
+        floating-point costs land a hair below round figures)."""
+        return round(self.spent_usd, 9) >= self.limit_usd
 
     def describe(self) -> str:
         """``$1.20 spent of $5.00 today; resets at 00:00 on Tue 24 Nov (Europe/Berlin)``."""

@@ -38,6 +38,27 @@ class DeadLetter(Fatal):
     """Retrying this message cannot help; the worker dead-letters it at once."""
 
 
+@dataclass(frozen=True)
+class _Meter:
+    """Prices a model call's usage and stamps it with the user's clock."""
+
+    prices: PriceTable
+    clock: Clock
+
+    def __call__(self, model: str, api_model: str, usage: Usage) -> CallUsage:
+        """``model`` is the name sent to the API, ``api_model`` the one it answered with."""
+        return CallUsage(
+            at=self.clock.now(),
+            model=model,
+            api_model=api_model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_input_tokens,
+            cache_write_tokens=usage.cache_creation_input_tokens,
+            cost_usd=self.prices.cost(usage, api_model, model),
+        )
+
+
 @dataclass
 class _Recorder:
     """Writes a run's steps to the store and its events to the bus (the loop's ``StepRecorder``)."""
@@ -46,16 +67,22 @@ class _Recorder:
     bus: Bus
     context: ToolContext
     summarizer: AuditSummarizer | None = None
-    # Set when the run calls a priced model: each model step then records its tokens and cost.
-    prices: PriceTable | None = None
-    clock: Clock | None = None
+    # Set when the run calls a priced model (named ``model`` in requests): each model step then
+    # records its tokens and cost.
+    meter: _Meter | None = None
+    model: str = ""
 
     async def step(self, **fields: Any) -> None:
         summary = await self.summarizer.summarize(fields["output"]) if self.summarizer else None
         call = None
-        if fields["kind"] == "model" and self.prices is not None and self.clock is not None:
-            call = _priced(self.prices, self.clock, fields["name"], Usage(**(fields.get("usage") or {})))
-        await self.store.add_step(self.context.run_id, summary=summary, call=call, **fields)
+        if fields["kind"] == "model" and self.meter is not None:
+            call = self.meter(self.model, fields["name"], Usage(**(fields.get("usage") or {})))
+        text = summary.text if summary else None
+        await self.store.add_step(self.context.run_id, summary=text, call=call, **fields)
+        if summary is not None and self.meter is not None:
+            await self.store.record_usage(
+                self.context.run_id, self.meter(summary.model, summary.api_model, summary.usage)
+            )
 
     async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
         context = self.context
@@ -147,8 +174,8 @@ class TurnHandler:
             return ACKED
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens)
+        meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
         try:
-            priced = mode == "assistant"
             result = await run_turn(
                 model=model,
                 dispatcher=self._dispatcher,
@@ -156,14 +183,7 @@ class TurnHandler:
                 history=history,
                 text=message.text,
                 context=context,
-                recorder=_Recorder(
-                    self._store,
-                    self._bus,
-                    context,
-                    self._summarizer,
-                    prices=self._prices if priced else None,
-                    clock=self._clock,
-                ),
+                recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
             )
         except ModelUnavailable as exc:
@@ -253,18 +273,6 @@ class TurnHandler:
             summary=f"Message not handled after {delivery.attempts} attempt(s): {reason}",
             run_id=None,
         )
-
-
-def _priced(prices: PriceTable, clock: Clock, model: str, usage: Usage) -> CallUsage:
-    return CallUsage(
-        at=clock.now(),
-        model=model,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=usage.cache_read_input_tokens,
-        cache_write_tokens=usage.cache_creation_input_tokens,
-        cost_usd=prices.cost(model, usage),
-    )
 
 
 def _context(message: InboundMessage, *, run_id: str) -> ToolContext:

@@ -17,15 +17,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.runner.model import Usage
+from bot.settings import SettingsError
 
 __all__ = ["Price", "PriceTable", "PricingError", "load_prices"]
 
-_PER_TOKEN = 1 / 1_000_000
+_MILLION = 1_000_000
 # A dated snapshot id ("claude-sonnet-4-5-20250929") or an alias ("…-latest") names its family.
 _SUFFIX = re.compile(r"-(\d{8}|latest)$")
 
 
-class PricingError(Exception):
+class PricingError(SettingsError):
     """The pricing file cannot be used; the message names the file and the problem."""
 
 
@@ -71,15 +72,16 @@ class PriceTable:
             cache_read=max((p.cache_read for p in values), default=0.0),
         )
 
-    def cost(self, model: str, usage: Usage) -> float:
-        """Dollars for one call's ``usage``."""
-        price = self.find(model) or self.highest
-        return _PER_TOKEN * (
+    def cost(self, usage: Usage, *models: str) -> float:
+        """Dollars for one call's ``usage``, at the price of the first of ``models`` in the table
+        (the name the API answered with, then the name asked for), else the highest price."""
+        price = next((p for p in map(self.find, models) if p is not None), None) or self.highest
+        return (
             usage.input_tokens * price.input
             + usage.output_tokens * price.output
             + usage.cache_creation_input_tokens * price.cache_write
             + usage.cache_read_input_tokens * price.cache_read
-        )
+        ) / _MILLION
 
 
 def load_prices(path: Path) -> PriceTable:

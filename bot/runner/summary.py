@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
-from bot.runner.model import ModelClient
+from bot.runner.model import ModelClient, Usage
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +23,17 @@ PROMPT = (
     "You write an audit log of what a personal assistant did. Summarise the following tool result or "
     "model output in one or two plain sentences. Say what it contains; do not add advice."
 )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A step's summary, and the model call that wrote it (it costs money too): the model asked
+    for, the one that answered, and what it used."""
+
+    text: str
+    model: str
+    api_model: str
+    usage: Usage
 
 
 class AuditSummarizer:
@@ -37,7 +49,7 @@ class AuditSummarizer:
         if close is not None:
             await close()
 
-    async def summarize(self, output: Any) -> str | None:
+    async def summarize(self, output: Any) -> Summary | None:
         """A summary of ``output`` when it is long, else None; None too when summarising fails."""
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
         if len(text) <= SUMMARISE_ABOVE:
@@ -54,4 +66,5 @@ class AuditSummarizer:
         except Exception as exc:  # best effort by design: the audit keeps the raw content anyway
             log.info("audit summary skipped: %s", exc)
             return None
-        return reply.text.strip() or None
+        text = reply.text.strip()
+        return Summary(text, self._model.name, reply.model, reply.usage) if text else None

@@ -215,10 +215,10 @@ class Store:
         start, end = day_bounds(moment.date(), tz)
         return await _usage.spend_between(self._db, start, end)
 
-    async def models_used(self) -> list[str]:
-        """Every model name usage was recorded for, in name order."""
-        rows = await self._db.fetchall("SELECT DISTINCT model FROM usage ORDER BY model")
-        return [row["model"] for row in rows]
+    async def models_used(self) -> list[tuple[str, str]]:
+        """Every (name sent, name the API answered with) pair usage was recorded for, in name order."""
+        rows = await self._db.fetchall("SELECT DISTINCT model, api_model FROM usage ORDER BY model, api_model")
+        return [(row["model"], row["api_model"]) for row in rows]
 
     # Interactions
 

@@ -18,7 +18,8 @@ __all__ = ["CallUsage", "UsageRow", "record_usage", "spend_between", "usage_by_d
 
 @dataclass(frozen=True)
 class CallUsage:
-    """What one model call used and cost, and when. ``model`` is the name the API reported."""
+    """What one model call used and cost, and when. ``model`` is the name sent to the API;
+    ``api_model`` the name the API answered with, when it says (e.g. a dated snapshot id)."""
 
     at: datetime
     model: str
@@ -27,11 +28,13 @@ class CallUsage:
     cache_read_tokens: int
     cache_write_tokens: int
     cost_usd: float
+    api_model: str = ""
 
 
 @dataclass(frozen=True)
 class UsageRow:
-    """Usage of one model on one day (``YYYY-MM-DD`` in the user's zone), summed over its calls."""
+    """Usage of one model (the name sent to the API) on one day (``YYYY-MM-DD`` in the user's
+    zone), summed over its calls."""
 
     day: str
     model: str
@@ -45,12 +48,13 @@ class UsageRow:
 async def record_usage(db: Database, run_id: str | None, call: CallUsage) -> None:
     """Append one model call's usage (joins the caller's transaction, if any)."""
     await db.execute(
-        "INSERT INTO usage (created_at, run_id, model, input_tokens, output_tokens, cache_read_tokens, "
-        "cache_write_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO usage (created_at, run_id, model, api_model, input_tokens, output_tokens, cache_read_tokens, "
+        "cache_write_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             to_iso(call.at),
             run_id,
             call.model,
+            call.api_model or call.model,
             call.input_tokens,
             call.output_tokens,
             call.cache_read_tokens,

@@ -8,6 +8,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bot.clock import Clock
 from bot.doctor import configured
 from bot.web import app as web
 
@@ -17,8 +18,9 @@ async def health_page(request: Request) -> Response:
     review = web.sources(request)
     counts = await review.bus.counts()
     dead = [_dead_letter(row) for row in await review.bus.dead_letters(limit=100)]
+    checks = configured(review.settings, Clock(review.settings.zone))
     data = {
-        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in configured(review.settings)],
+        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
         "waiting": counts.get("pending", 0) + counts.get("leased", 0),
         "dead_count": counts.get("dead", 0),
         "done": counts.get("done", 0),

@@ -81,4 +81,23 @@ async def test_a_run_shows_what_its_model_calls_cost(store: Store) -> None:
     assert runs["r2"]["cost_usd"] == 0.0
     shown = await store.get_run("r1")
     assert shown is not None and shown["cost_usd"] == pytest.approx(0.005) and len(shown["steps"]) == 2
-    assert await store.models_used() == ["claude-sonnet-5"]
+    assert await store.models_used() == [("claude-sonnet-5", "claude-sonnet-5")]
+
+
+@pytest.mark.parametrize(
+    ("day", "last_minute", "next_day_first_minute"),
+    [
+        # Clocks go forward on 29 March 2026: a 23-hour day ending at 22:00 UTC.
+        ("2026-03-29", datetime(2026, 3, 29, 21, 59, tzinfo=UTC), datetime(2026, 3, 29, 22, 0, tzinfo=UTC)),
+        # Clocks go back on 25 October 2026: a 25-hour day ending at 23:00 UTC.
+        ("2026-10-25", datetime(2026, 10, 25, 22, 59, tzinfo=UTC), datetime(2026, 10, 25, 23, 0, tzinfo=UTC)),
+    ],
+)
+async def test_days_are_23_or_25_hours_long_across_a_dst_change(
+    store: Store, day: str, last_minute: datetime, next_day_first_minute: datetime
+) -> None:
+    await store.record_usage("r1", call(last_minute, cost=1.0))
+    await store.record_usage("r1", call(next_day_first_minute, cost=2.0))
+    rows = await store.usage_by_day(None, BERLIN)
+    assert [(r.day, r.cost_usd) for r in rows][0] == (day, 1.0)
+    assert sum(r.cost_usd for r in rows) == 3.0

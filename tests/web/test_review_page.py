@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -280,7 +280,7 @@ async def test_the_usage_page_charts_todays_calls_and_measures_them_against_the_
     cost = page.get_by_role("img", name="Cost per day and model, last 30 days")
     await expect(cost.locator("rect")).to_have_count(1)
     await expect(page.locator("table.usage tbody tr")).to_have_count(1)
-    await expect(page.locator("table.usage")).to_contain_text("claude-fake")
+    await expect(page.locator("table.usage")).to_contain_text("claude-test")
     await expect(page.locator("dl.facts")).to_contain_text("of $100.00")
     await expect(page.locator("dl.facts")).to_contain_text("75.0 %")  # 3,000 of 4,000 input tokens from the cache
     assert float(await page.locator("meter").get_attribute("value") or 0) > 0
