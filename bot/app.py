@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from bot.bus import INBOUND, Bus, Worker
 from bot.clock import Clock
 from bot.db import Database
-from bot.runner import AnthropicModel, CaptureModel, CommandRunner, Limits, ModelClient, TurnHandler, load_system_prompt
+from bot.runner import (
+    AnthropicModel,
+    CaptureModel,
+    CommandRunner,
+    Limits,
+    ModelClient,
+    ReviewLink,
+    TurnHandler,
+    load_system_prompt,
+)
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import ENABLE_HINT
 from bot.runner.pricing import load_prices
@@ -33,6 +42,7 @@ class App:
     handler: TurnHandler
     summarizer: AuditSummarizer | None
     clock: Clock
+    review: ReviewLink
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
@@ -58,6 +68,7 @@ class App:
         budget = None
         if settings.budget.daily_usd is not None and mode == "assistant":
             budget = DailyBudget(store, clock, settings.budget.daily_usd)
+        review = ReviewLink()
         handler = TurnHandler(
             db=db,
             bus=bus,
@@ -83,9 +94,10 @@ class App:
                 model_name=model.name,
                 clock=clock,
                 budget=budget,
+                review=review,
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock)
+        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock, review)
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""

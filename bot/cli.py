@@ -84,6 +84,7 @@ def run_command(ctx: click.Context) -> None:
     from bot.app import App
     from bot.channels.telegram import TelegramConflict
     from bot.serve import serve, stop_on_signals
+    from bot.web import CannotListen
 
     settings = _settings(ctx)
     if settings.telegram.token is not None and not settings.telegram.allowed_users:
@@ -102,12 +103,52 @@ def run_command(ctx: click.Context) -> None:
 
     async def main() -> None:
         async with await App.open(settings) as app:
-            await serve(app, stop_on_signals())
+            await serve(app, stop_on_signals(), announce=_announce)
 
     try:
         _run(main())
     except* TelegramConflict as group:
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
+        ctx.exit(1)
+    except* CannotListen as group:
+        click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
+        ctx.exit(1)
+
+
+def _announce(url: str) -> None:
+    click.echo("The review page (Ctrl-C to stop):", err=True)
+    click.echo(url)
+
+
+@cli.command("review")
+@click.option("--host", help="Address to listen on (default 127.0.0.1: this machine only).")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port (default 8765; 0: any free port).")
+@click.pass_context
+def review_command(ctx: click.Context, host: str | None, port: int | None) -> None:
+    """Serve the review web page (read-only) until Ctrl-C."""
+    from bot.db import Database
+    from bot.serve import stop_on_signals
+    from bot.web import CannotListen, ReviewServer, review_app
+
+    settings = _settings(ctx)
+    host = host or settings.review.host
+    port = settings.review.port if port is None else port
+
+    async def main() -> None:
+        db = await Database.open(settings.store.path)
+        try:
+            page, token = await review_app(settings, db)
+            server = ReviewServer(page, host, port)
+            stop = stop_on_signals()  # before the address is out: a Ctrl-C right after it stops cleanly
+            _announce(server.url(token))
+            await server.serve(stop)
+        finally:
+            await db.close()
+
+    try:
+        _run(main())
+    except CannotListen as exc:
+        click.echo(f"vaultbot: {exc}", err=True)
         ctx.exit(1)
 
 

@@ -24,12 +24,24 @@ class Check:
 async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check]:
     """Run every check; none of them changes anything but a scratch file."""
     clock = clock or Clock(settings.zone)
-    source = config_file()
-    checks = [
-        Check("config file", True, f"{source} ({'read' if source.is_file() else 'absent; defaults and environment'})"),
-        Check("settings", True, _in_force(settings)),
+    source, in_force, *rest = configured(settings, clock)
+    return [
+        source,
+        in_force,
         await asyncio.to_thread(_writable, "vault", settings.vault.path),
         await _database(settings.store.path),
+        *rest,
+        *await _money(settings, clock),
+    ]
+
+
+def configured(settings: Settings, clock: Clock) -> list[Check]:
+    """The checks that only read the settings: config file, settings in force, model, channels,
+    time zone."""
+    source = config_file()
+    return [
+        Check("config file", True, f"{source} ({'read' if source.is_file() else 'absent; defaults and environment'})"),
+        Check("settings", True, _in_force(settings)),
         Check(
             "model",
             True,
@@ -43,9 +55,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
             True,
             f"{clock.tz} ({'VAULTBOT_TIMEZONE' if settings.timezone else 'the machine' + chr(39) + 's'})",
         ),
-        *await _money(settings, clock),
     ]
-    return checks
 
 
 def _in_force(settings: Settings) -> str:

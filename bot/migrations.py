@@ -241,6 +241,50 @@ def m007_usage(conn: sqlite3.Connection) -> None:
     )
 
 
+def m008_review(conn: sqlite3.Connection) -> None:
+    """What the review web page reads fast: full-text search over the interaction log (an FTS5 index
+    kept by triggers), filters by category, conversation and run, the notes each run wrote (an
+    index on the written path), a run's other attempts, and the page's access token."""
+    _script(
+        conn,
+        """
+        CREATE VIRTUAL TABLE interactions_fts USING fts5(
+            summary, category, conversation, content='interactions', content_rowid='id'
+        );
+        CREATE TRIGGER interactions_fts_insert AFTER INSERT ON interactions BEGIN
+            INSERT INTO interactions_fts (rowid, summary, category, conversation)
+            VALUES (NEW.id, NEW.summary, NEW.category, NEW.conversation);
+        END;
+        CREATE TRIGGER interactions_fts_delete AFTER DELETE ON interactions BEGIN
+            INSERT INTO interactions_fts (interactions_fts, rowid, summary, category, conversation)
+            VALUES ('delete', OLD.id, OLD.summary, OLD.category, OLD.conversation);
+        END;
+        CREATE TRIGGER interactions_fts_update AFTER UPDATE ON interactions BEGIN
+            INSERT INTO interactions_fts (interactions_fts, rowid, summary, category, conversation)
+            VALUES ('delete', OLD.id, OLD.summary, OLD.category, OLD.conversation);
+            INSERT INTO interactions_fts (rowid, summary, category, conversation)
+            VALUES (NEW.id, NEW.summary, NEW.category, NEW.conversation);
+        END;
+        INSERT INTO interactions_fts (interactions_fts) VALUES ('rebuild');
+
+        CREATE INDEX interactions_by_category ON interactions (category, id);
+        CREATE INDEX interactions_by_conversation ON interactions (conversation, id);
+        CREATE INDEX interactions_by_run ON interactions (run_id) WHERE run_id IS NOT NULL;
+        CREATE INDEX runs_by_inbound ON runs (inbound_id);
+        CREATE INDEX steps_by_note ON steps (json_extract(output, '$.path'), created_at)
+            WHERE kind = 'tool' AND name = 'vault_write';
+        CREATE INDEX steps_notes_by_time ON steps (created_at)
+            WHERE kind = 'tool' AND name = 'vault_write';
+
+        CREATE TABLE review_token (
+            id         INTEGER PRIMARY KEY CHECK (id = 1),
+            token      TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -249,6 +293,7 @@ MIGRATIONS: list[Migration] = [
     m005_running_runs,
     m006_turn_tokens,
     m007_usage,
+    m008_review,
 ]
 
 

@@ -5,27 +5,37 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from bot.app import App
 from bot.bus import Worker
 from bot.channels.telegram import TelegramChannel
+
+if TYPE_CHECKING:
+    from bot.web import ReviewServer
 
 log = logging.getLogger(__name__)
 
 GRACE_SECONDS = 30.0
 
 
-async def serve(app: App, stop: asyncio.Event) -> None:
+async def serve(app: App, stop: asyncio.Event, *, announce: Callable[[str], None] = print) -> None:
     """Run until ``stop`` is set; then let in-flight work finish or release it for redelivery.
 
     A channel that fails (another instance polling the same Telegram token) stops everything and
-    its error propagates.
+    its error propagates. With the review page enabled, its address (token included) is passed
+    to ``announce``, never logged.
     """
     workers: list[Worker] = [app.runner_worker()]
     channels = [_telegram(app)] if app.settings.telegram.token is not None else []
+    review = await _review(app) if app.settings.review.enabled else None
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
+        if review is not None:
+            tasks.create_task(review.serve(stop))
+            announce(app.review.url or "")
         running = [tasks.create_task(channel.run()) for channel in channels]
         log.info("serving %d channel(s) with %d worker(s); Ctrl-C to stop", len(channels), len(workers))
         stopped = asyncio.ensure_future(stop.wait())
@@ -35,6 +45,16 @@ async def serve(app: App, stop: asyncio.Event) -> None:
         for channel in channels:
             await channel.stop()
         await asyncio.gather(*(worker.stop(GRACE_SECONDS) for worker in workers))
+
+
+async def _review(app: App) -> ReviewServer:
+    from bot.web import ReviewServer, review_app
+
+    settings = app.settings.review
+    page, token = await review_app(app.settings, app.db)
+    server = ReviewServer(page, settings.host, settings.port)
+    app.review.url = server.url(token)
+    return server
 
 
 def _telegram(app: App) -> TelegramChannel:

@@ -127,6 +127,22 @@ class BusSettings(BaseModel):
     backoff_max_seconds: float = Field(300.0, gt=0)
 
 
+class ReviewSettings(BaseModel):
+    """The review web page (``vaultbot review``, or served by ``vaultbot run`` when enabled)."""
+
+    enabled: bool = Field(False, description="Serve the review page from `vaultbot run` too.")
+    host: str = Field("127.0.0.1", min_length=1, description="Address to listen on; the default is this machine only.")
+    port: int = Field(8765, ge=0, le=65535)
+    token: SecretStr | None = Field(
+        None, description="The access token; generated once and kept in the store when unset."
+    )
+
+    @field_validator("token")
+    @classmethod
+    def _blank_token_is_none(cls, v: SecretStr | None) -> SecretStr | None:
+        return v if v is not None and v.get_secret_value().strip() else None
+
+
 class BudgetSettings(BaseModel):
     """A cap on what the model may cost per day, in the user's time zone."""
 
@@ -152,6 +168,7 @@ class Settings(BaseSettings):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     bus: BusSettings = Field(default_factory=BusSettings)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.

@@ -2,7 +2,7 @@
 
 from bot.runner.anthropic_model import AnthropicModel
 from bot.runner.capture import CaptureModel
-from bot.runner.commands import COMMANDS, CommandRunner, parse_command
+from bot.runner.commands import COMMANDS, CommandRunner, ReviewLink, parse_command
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.handler import DeadLetter, TurnHandler
 from bot.runner.loop import Limits, RunResult, StepRecorder, run_turn
@@ -22,6 +22,7 @@ __all__ = [
     "ModelRejected",
     "ModelReply",
     "ModelUnavailable",
+    "ReviewLink",
     "RunResult",
     "StepRecorder",
     "TurnHandler",

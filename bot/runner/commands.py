@@ -24,6 +24,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("find", "Search your notes"),
     ("log", "Show the latest entries of the interaction log"),
     ("status", "What mode I'm in and how things are going"),
+    ("review", "The address of the review page"),
 ]
 _NAMES = {name for name, _ in COMMANDS}
 _COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?$", re.DOTALL)
@@ -35,7 +36,20 @@ Send me thoughts, tasks, links or photos and I file them; ask me about them late
 /find <words> — search your notes
 /log — what I did recently
 /new — start a fresh conversation
-/status — how I'm doing"""
+/status — how I'm doing
+/review — where to see everything I did, step by step"""
+
+REVIEW_OFF = (
+    "The review page is not being served. Start it on the machine that runs me with `vaultbot review`, "
+    "or set VAULTBOT_REVIEW__ENABLED=true for `vaultbot run`."
+)
+
+
+@dataclass
+class ReviewLink:
+    """Where this process serves the review page, once it does (set by whoever serves it)."""
+
+    url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,8 +89,10 @@ class CommandRunner:
         model_name: str,
         clock: Clock,
         budget: DailyBudget | None = None,
+        review: ReviewLink | None = None,
     ) -> None:
         self._tools = dispatcher
+        self._review = review or ReviewLink()
         self._store = store
         self._inbox = inbox
         self._mode = mode
@@ -97,6 +113,9 @@ class CommandRunner:
             return CommandResult("Starting a fresh conversation. Your notes are all still there.")
         if command.name == "status":
             return await self._status()
+        if command.name == "review":
+            url = self._review.url
+            return CommandResult(f"The review page: {url}" if url else REVIEW_OFF)
         greeting = "Hello! " if command.name == "start" else ""
         return CommandResult(greeting + HELP + self._mode_line())
 

@@ -243,6 +243,18 @@ class Store:
         )
         return [dict(row) for row in rows]
 
+    # The review page's access token
+
+    async def review_token(self, new: str) -> str:
+        """The review page's token kept in the store; ``new`` is kept (and returned) if there is none yet."""
+        await self._db.execute(
+            "INSERT INTO review_token (id, token, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (new, now_iso()),
+        )
+        row = await self._db.fetchone("SELECT token FROM review_token WHERE id = 1")
+        assert row is not None
+        return str(row["token"])
+
 
 # A run's cost: the sum over its model calls (the usage_by_run index makes this a short walk).
 _RUN_COST = "(SELECT coalesce(sum(cost_usd), 0.0) FROM usage WHERE usage.run_id = runs.id) AS cost_usd"

@@ -1,0 +1,236 @@
+"""Read-only questions about the records, as the review page asks them.
+
+Every query here returns a bounded page of rows found through an index, so a page costs about the
+same on a store of a hundred interactions and of a hundred thousand (the one exception: filtering
+the timeline by a run status that few runs have walks the log). Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.db import Database, to_iso
+from bot.store.store import _RUN_COST, _run, _step
+
+__all__ = ["RUN_STATUSES", "StoreReader", "TimelineFilter", "fts_query"]
+
+RUN_STATUSES = ("running", "completed", "stopped", "escalated", "failed", "dead_lettered", "interrupted")
+# How many distinct categories or conversations a filter menu offers at most.
+_MENU = 200
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class TimelineFilter:
+    """What the timeline shows: words to search, exact filters, a time range (``since`` inclusive,
+    ``until`` exclusive), and ``before``, the id the page starts below (keyset pagination)."""
+
+    query: str = ""
+    category: str = ""
+    conversation: str = ""
+    status: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+    before: int | None = None
+
+
+def fts_query(text: str) -> str:
+    """The user's words as an FTS5 query that matches entries containing all of them (each word
+    quoted, so no input is read as FTS syntax); the last word also matches as a prefix."""
+    words = _WORD.findall(text)
+    if not words:
+        return ""
+    quoted = [f'"{w}"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+class StoreReader:
+    """The review page's view of the database: timeline, runs, notes, health."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def timeline(self, where: TimelineFilter, *, limit: int = 50) -> tuple[list[dict[str, Any]], int | None]:
+        """A page of interactions, newest first, with their run's status and the notes the run wrote;
+        and the id to pass as ``before`` for the next page (None on the last page)."""
+        match = fts_query(where.query)
+        # With words to find, the full-text index drives: it yields rowids newest first without
+        # sorting, as long as the order and the cursor are on its own rowid.
+        key = "f.rowid" if match else "i.id"
+        clauses, params = _timeline_where(where, key)
+        source = "interactions i"
+        if match:
+            source = "interactions_fts f JOIN interactions i ON i.id = f.rowid"
+            clauses.append("interactions_fts MATCH :match")
+            params["match"] = match
+        sql = (
+            "SELECT i.id, i.created_at, i.conversation, i.category, i.summary, i.run_id, r.status AS run_status "
+            f"FROM {source} LEFT JOIN runs r ON r.id = i.run_id "
+            f"WHERE {' AND '.join(clauses) or '1'} ORDER BY {key} DESC LIMIT :limit"
+        )
+        rows = [dict(row) for row in await self._db.fetchall(sql, {**params, "limit": limit + 1})]
+        following = rows[limit - 1]["id"] if len(rows) > limit else None
+        rows = rows[:limit]
+        notes = await self.notes_of_runs([r["run_id"] for r in rows if r["run_id"]])
+        for row in rows:
+            row["notes"] = notes.get(row["run_id"], [])
+        return rows, following
+
+    async def notes_of_runs(self, run_ids: list[str]) -> dict[str, list[str]]:
+        """The notes each run wrote successfully, by run id."""
+        if not run_ids:
+            return {}
+        marks = ", ".join("?" * len(run_ids))
+        rows = await self._db.fetchall(
+            f"SELECT run_id, json_extract(output, '$.path') AS path FROM steps "
+            f"WHERE run_id IN ({marks}) AND kind = 'tool' AND name = 'vault_write' AND NOT is_error ORDER BY idx",
+            run_ids,
+        )
+        found: dict[str, list[str]] = {}
+        for row in rows:
+            if row["path"] and row["path"] not in found.setdefault(row["run_id"], []):
+                found[row["run_id"]].append(row["path"])
+        return found
+
+    async def categories(self) -> list[str]:
+        """The distinct categories in the log (an index skip-scan, not a table scan)."""
+        return await self._distinct("category")
+
+    async def conversations(self) -> list[str]:
+        """The distinct conversations in the log."""
+        return await self._distinct("conversation")
+
+    async def _distinct(self, column: str) -> list[str]:
+        # Each step jumps to the next value in the index: cost grows with the number of values.
+        rows = await self._db.fetchall(
+            f"""
+            WITH RECURSIVE v(x, n) AS (
+                SELECT min({column}), 1 FROM interactions
+                UNION ALL
+                SELECT (SELECT min({column}) FROM interactions WHERE {column} > v.x), n + 1 FROM v
+                WHERE v.x IS NOT NULL AND n < {_MENU}
+            )
+            SELECT x FROM v WHERE x IS NOT NULL
+            """
+        )
+        return [row["x"] for row in rows]
+
+    async def runs(self, *, status: str = "", before: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Runs, newest first; ``before`` is a ``started_at`` to page below."""
+        rows = await self._db.fetchall(
+            "SELECT * FROM runs WHERE (:status = '' OR status = :status) AND (:before IS NULL OR started_at < :before) "
+            "ORDER BY started_at DESC LIMIT :limit",
+            {"status": status, "before": before, "limit": limit},
+        )
+        return [_run(row) for row in rows]
+
+    async def run(self, run_id: str) -> dict[str, Any] | None:
+        """One run with its steps, the user's message, the log entries it made, the notes it wrote,
+        and the other attempts at the same message (retries after a failure or a crash)."""
+        row = await self._db.fetchone(f"SELECT *, {_RUN_COST} FROM runs WHERE id = ?", (run_id,))
+        if row is None:
+            return None
+        run = _run(row)
+        steps = [
+            _step(s) for s in await self._db.fetchall("SELECT * FROM steps WHERE run_id = ? ORDER BY idx", (run_id,))
+        ]
+        await self._price_steps(run_id, steps)
+        run["steps"] = steps
+        run["message"] = await self._message(run, steps)
+        run["interactions"] = [
+            dict(r)
+            for r in await self._db.fetchall(
+                "SELECT id, created_at, category, summary FROM interactions WHERE run_id = ? ORDER BY id", (run_id,)
+            )
+        ]
+        run["notes"] = (await self.notes_of_runs([run_id])).get(run_id, [])
+        run["attempts"] = []
+        if run["inbound_id"]:
+            run["attempts"] = [
+                dict(r)
+                for r in await self._db.fetchall(
+                    "SELECT id, status, reason, started_at FROM runs WHERE inbound_id = ? ORDER BY started_at",
+                    (run["inbound_id"],),
+                )
+            ]
+        return run
+
+    async def _price_steps(self, run_id: str, steps: list[dict[str, Any]]) -> None:
+        """Give each model call its ``cost_usd``: usage rows are written one per model call, with its
+        step and in the same order, so they pair up; when they do not (a store from before usage
+        was recorded), costs stay None."""
+        rows = await self._db.fetchall("SELECT cost_usd FROM usage WHERE run_id = ? ORDER BY id", (run_id,))
+        calls = [step for step in steps if step["kind"] == "model"]
+        for step in steps:
+            step["cost_usd"] = None
+        if len(rows) == len(calls):
+            for step, row in zip(calls, rows, strict=True):
+                step["cost_usd"] = row["cost_usd"]
+
+    async def _message(self, run: dict[str, Any], steps: list[dict[str, Any]]) -> str | None:
+        """The user's message: from the stored turn, else from the first model call's input (None
+        for a command, which keeps no turn and calls no model)."""
+        if run["inbound_id"]:
+            turn = await self._db.fetchone(
+                "SELECT json_extract(messages, '$[0].content') AS text FROM turns "
+                "WHERE conversation = ? AND inbound_id = ?",
+                (run["conversation"], run["inbound_id"]),
+            )
+            if turn is not None and isinstance(turn["text"], str):
+                return str(turn["text"])
+        for step in steps:
+            last = step["input"].get("last") if step["kind"] == "model" and isinstance(step["input"], dict) else None
+            if isinstance(last, dict) and isinstance(last.get("content"), str):
+                return str(last["content"])
+        return None
+
+    async def recent_notes(self, *, limit: int = 50) -> list[dict[str, Any]]:
+        """Notes written lately, newest write first, each once."""
+        rows = await self._db.fetchall(
+            "SELECT json_extract(output, '$.path') AS path, created_at, run_id FROM steps "
+            "WHERE kind = 'tool' AND name = 'vault_write' AND NOT is_error ORDER BY created_at DESC LIMIT :n",
+            {"n": limit * 4},
+        )
+        seen: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            if row["path"] and row["path"] not in seen:
+                seen[row["path"]] = dict(row)
+        return list(seen.values())[:limit]
+
+    async def runs_of_note(self, path: str, *, limit: int = 50) -> list[dict[str, Any]]:
+        """The runs that wrote the note at ``path``, newest first."""
+        rows = await self._db.fetchall(
+            "SELECT s.run_id, s.created_at, json_extract(s.input, '$.mode') AS mode, r.status, r.conversation "
+            "FROM steps s JOIN runs r ON r.id = s.run_id "
+            "WHERE json_extract(s.output, '$.path') = ? AND s.kind = 'tool' AND s.name = 'vault_write' "
+            "ORDER BY s.created_at DESC LIMIT ?",
+            (path, limit),
+        )
+        return [dict(row) for row in rows]
+
+
+def _timeline_where(where: TimelineFilter, key: str) -> tuple[list[str], dict[str, Any]]:
+    clauses: list[str] = []
+    params: dict[str, Any] = {}
+    for column in ("category", "conversation"):
+        value = getattr(where, column)
+        if value:
+            clauses.append(f"i.{column} = :{column}")
+            params[column] = value
+    if where.status:
+        clauses.append("r.status = :status")
+        params["status"] = where.status
+    if where.since is not None:
+        clauses.append("i.created_at >= :since")
+        params["since"] = to_iso(where.since)
+    if where.until is not None:
+        clauses.append("i.created_at < :until")
+        params["until"] = to_iso(where.until)
+    if where.before is not None:
+        clauses.append(f"{key} < :before")
+        params["before"] = where.before
+    return clauses, params

@@ -1,0 +1,75 @@
+"""Runs: the list, and one run step by step (model calls, tool calls, events, how it ended)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from bot.store import RUN_STATUSES
+from bot.web import app as web
+
+PAGE_SIZE = 50
+# A step's output longer than this is folded, its summary (or first lines) shown first.
+FOLD_CHARS = 600
+
+
+async def run_list(request: Request) -> Response:
+    """Runs, newest first, optionally of one status."""
+    review = web.sources(request)
+    status = request.query_params.get("status", "")
+    before = request.query_params.get("before") or None
+    found = await review.reader.runs(status=status, before=before, limit=PAGE_SIZE)
+    following = found[-1]["started_at"] if len(found) == PAGE_SIZE else None
+    data = {"runs": found, "status": status, "statuses": RUN_STATUSES, "next_before": following}
+    return review.renderer.page(request, "runs.html", data)
+
+
+async def run_page(request: Request) -> Response:
+    """One run: the user's message, each step, the notes and log entries it made, its attempts."""
+    review = web.sources(request)
+    run_id = request.path_params["run_id"]
+    run = await review.reader.run(run_id)
+    if run is None:
+        return review.renderer.page(request, "missing.html", {"what": f"run {run_id}"}, status=404)
+    for step in run["steps"]:
+        step["view"] = _step_view(step)
+    return review.renderer.page(request, "run.html", {"run": run})
+
+
+def _step_view(step: dict[str, Any]) -> dict[str, Any]:
+    """What the page shows of a step besides its raw input and output."""
+    output = step["output"] if isinstance(step["output"], dict) else {}
+    view: dict[str, Any] = {"error_type": None, "error": None, "stop_reason": None, "text": None}
+    if step["kind"] == "tool" and step["is_error"]:
+        view["error_type"] = output.get("error_type") or "error"
+        view["error"] = output.get("error")
+    if step["kind"] == "model":
+        view["stop_reason"] = output.get("stop_reason")
+        texts = [
+            b.get("text", "") for b in output.get("content", []) if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        view["text"] = "\n\n".join(t for t in texts if t) or None
+        view["calls"] = [
+            b.get("name") for b in output.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+    if step["kind"] == "tool":
+        view["input_brief"] = brief(step["input"])
+        view["output_brief"] = brief({k: v for k, v in output.items() if k != "success"} if output else step["output"])
+    view["folded"] = len(json.dumps(step["output"], default=str)) > FOLD_CHARS
+    return view
+
+
+def brief(value: Any, *, limit: int = 240) -> str:
+    """``key: value · key: value`` on one line, each value cut short: what a glance needs."""
+    if isinstance(value, dict):
+        parts = [f"{k}: {_cut(json.dumps(v, ensure_ascii=False, default=str), 70)}" for k, v in value.items()]
+        return _cut(" · ".join(parts), limit)
+    return _cut(json.dumps(value, ensure_ascii=False, default=str), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

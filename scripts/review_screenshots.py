@@ -1,0 +1,169 @@
+"""Screenshots of the review page for the README: a few real turns (an in-process scripted model
+standing in for Claude, everything else real) in a scratch store, then Chromium at desktop width.
+
+    .venv/bin/python scripts/review_screenshots.py [docs/]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import async_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bot.app import App  # noqa: E402
+from bot.bus import INBOUND, InboundMessage, Sender  # noqa: E402
+from bot.runner import ModelReply, Usage  # noqa: E402
+from bot.settings import Settings  # noqa: E402
+from bot.web import ReviewServer, review_app  # noqa: E402
+
+MODEL = "claude-sonnet-5"
+_ids = itertools.count(1)
+
+
+def _calls(*calls: tuple[str, dict[str, Any]], text: str = "") -> ModelReply:
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    blocks += [{"type": "tool_use", "id": f"toolu_{next(_ids)}", "name": n, "input": i} for n, i in calls]
+    return ModelReply(blocks, "tool_use", Usage(2400, 160, 0, 1800), MODEL)
+
+
+def _say(text: str) -> ModelReply:
+    return ModelReply([{"type": "text", "text": text}], "end_turn", Usage(300, 60, 0, 4100), MODEL)
+
+
+# (conversation, message, the model's replies)
+SCRIPT: list[tuple[str, str, list[ModelReply]]] = [
+    (
+        "telegram:4242",
+        "remind me to renew the passport before the trip in March",
+        [
+            _calls(("vault_search", {"query": "passport trip March"})),
+            _calls(
+                (
+                    "vault_write",
+                    {
+                        "folder": "Tasks",
+                        "title": "Renew passport",
+                        "content": "- [ ] Renew the passport before the trip in March\n\nLinked: [[Trip to Lisbon]]",
+                        "tags": ["task", "travel"],
+                    },
+                ),
+                ("log_interaction", {"summary": "Filed a task: renew the passport before March", "category": "task"}),
+            ),
+            _calls(("send_message", {"text": "Added to **Tasks/Renew passport.md**, linked to your Lisbon trip."})),
+            _say("Done."),
+        ],
+    ),
+    (
+        "telegram:4242",
+        "what did I decide about the garden shed?",
+        [
+            _calls(("vault_read", {"path": "Projects/Garden shed"})),
+            _calls(("vault_search", {"query": "garden shed"})),
+            _calls(
+                ("log_interaction", {"summary": "Answered: no note about the garden shed yet", "category": "question"})
+            ),
+            _say("I have no note about the garden shed yet. Want me to start one?"),
+        ],
+    ),
+    (
+        "terminal:ann",
+        "idea: a weekly review template with three questions",
+        [
+            _calls(
+                (
+                    "vault_write",
+                    {
+                        "folder": "Ideas",
+                        "title": "Weekly review template",
+                        "content": "1. What went well?\n2. What got stuck?\n3. What matters next week?",
+                        "tags": ["idea"],
+                    },
+                ),
+                ("log_interaction", {"summary": "Saved an idea: weekly review template", "category": "idea"}),
+            ),
+            _say("Saved to Ideas/Weekly review template.md."),
+        ],
+    ),
+    (
+        "telegram:4242",
+        "https://example.org/sourdough — read later",
+        [
+            _calls(
+                (
+                    "vault_write",
+                    {
+                        "folder": "Reading",
+                        "title": "Sourdough guide",
+                        "content": "https://example.org/sourdough\n\nTo read later.",
+                        "tags": ["link"],
+                    },
+                ),
+                ("log_interaction", {"summary": "Saved a link to read later: sourdough guide", "category": "link"}),
+            ),
+            _say("Saved to Reading/Sourdough guide.md."),
+        ],
+    ),
+]
+
+
+class Demo:
+    """Replies from one queue, in order."""
+
+    name = MODEL
+
+    def __init__(self, replies: list[ModelReply]) -> None:
+        self._replies = replies
+
+    async def complete(self, **_: Any) -> ModelReply:
+        return self._replies.pop(0)
+
+
+async def main(out: Path) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        settings = Settings(
+            _env_file=None, vault={"path": Path(scratch) / "vault"}, store={"path": Path(scratch) / "db.sqlite"}
+        )
+        replies = [reply for _, _, script in SCRIPT for reply in script]
+        async with await App.open(settings, model=Demo(replies)) as app:
+            for conversation, text, _ in SCRIPT:
+                message = InboundMessage(
+                    channel="terminal", conversation=conversation, sender=Sender(id="ann"), text=text
+                )
+                await app.bus.publish(INBOUND, message, conversation=conversation)
+                await app.runner_worker().run(burst=True)
+            page_app, token = await review_app(settings, app.db)
+            server = ReviewServer(page_app, "127.0.0.1", 0)
+            stop = asyncio.Event()
+            serving = asyncio.create_task(server.serve(stop))
+            first_run = (await app.store.list_runs(limit=10))[-1]["id"]
+            try:
+                await _shoot(f"http://127.0.0.1:{server.port}", token, first_run, out)
+            finally:
+                stop.set()
+                await serving
+
+
+async def _shoot(base: str, token: str, run_id: str, out: Path) -> None:
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = await browser.new_page(viewport={"width": 1000, "height": 600})
+        await page.goto(f"{base}/?token={token}")
+        await page.screenshot(path=out / "review-timeline.png", full_page=True)
+        await page.goto(f"{base}/runs/{run_id}")
+        await page.screenshot(path=out / "review-run.png", full_page=True)
+        await browser.close()
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "docs")
+    target.mkdir(parents=True, exist_ok=True)
+    asyncio.run(main(target))
+    print(f"wrote {target / 'review-timeline.png'} and {target / 'review-run.png'}")

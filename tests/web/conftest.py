@@ -1,0 +1,65 @@
+"""The review page served for real (uvicorn on 127.0.0.1, a free port) over the test's app, and a
+real headless Chromium driven by Playwright to visit it."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+from playwright.async_api import Browser, async_playwright
+
+from bot.app import App
+from bot.web import ReviewServer, review_app
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@dataclass(frozen=True)
+class Served:
+    """The page's base address and token."""
+
+    base: str
+    token: str
+
+    @property
+    def url(self) -> str:
+        """The address a user is given: token included."""
+        return f"{self.base}/?token={self.token}"
+
+
+@pytest.fixture
+async def serve_review() -> AsyncIterator[object]:
+    """``await serve_review(app)`` starts the page over ``app``'s store; it stops after the test."""
+    running: list[tuple[asyncio.Event, asyncio.Task[None]]] = []
+
+    async def start(app: App) -> Served:
+        page, token = await review_app(app.settings, app.db)
+        server = ReviewServer(page, "127.0.0.1", 0)
+        stop = asyncio.Event()
+        running.append((stop, asyncio.create_task(server.serve(stop))))
+        return Served(f"http://127.0.0.1:{server.port}", token)
+
+    yield start
+    for stop, task in running:
+        stop.set()
+        await asyncio.wait_for(task, timeout=10)
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless. Missing Chromium fails the test: these tests never skip."""
+    path = shutil.which("chromium") or CHROMIUM
+    if not shutil.which(path):
+        pytest.fail(
+            "Chromium is not installed, and the review page's browser tests need it: "
+            "run `apt-get install -y chromium` (scripts/test does this)."
+        )
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            await launched.close()

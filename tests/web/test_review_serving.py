@@ -1,0 +1,166 @@
+"""How the review page is started and found: `vaultbot review` as a user runs it, `vaultbot run`
+with the page enabled, `/review` in chat, and the token kept in the store."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import select
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from bot.app import App
+from bot.bus import INBOUND, InboundMessage, OutboundMessage, Sender, outbound_topic
+from bot.runner.commands import REVIEW_OFF
+from bot.serve import serve
+from bot.web import review_app
+from tests.helpers import outbox, subprocess_env
+
+AppFactory = Callable[..., Awaitable[App]]
+
+
+def fetch(url: str) -> tuple[int, str]:
+    """GET ``url``: the status and body, also for an error status (never following a redirect)."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+@contextmanager
+def reviewing(tmp_path: Path, **env: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`vaultbot review --port 0` in tmp_path: the process and the address it printed. Stopped
+    with Ctrl-C at the end if the test did not stop it."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "bot", "review", "--port", "0"],
+        cwd=tmp_path,
+        env=subprocess_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            assert process.stdout is not None
+            ready, _, _ = select.select([process.stdout], [], [], 30)
+            assert ready, "vaultbot review printed no address within 30 s"
+            yield process, process.stdout.readline().strip()
+        finally:
+            if process.poll() is None:
+                stop(process)
+
+
+def stop(process: subprocess.Popen[str]) -> int:
+    """Ctrl-C, as a user stops it; returns the exit status."""
+    process.send_signal(signal.SIGINT)
+    return process.wait(timeout=30)
+
+
+def test_vaultbot_review_prints_its_address_keeps_its_token_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    with reviewing(tmp_path) as (process, url):
+        assert url.startswith("http://127.0.0.1:") and "/?token=" in url
+        base, token = url.split("/?token=")
+        assert fetch(base + "/")[0] == 401
+        assert fetch(base + "/?token=wrong")[0] == 403
+        status, body = fetch(url)
+        assert status == 200 and "Timeline" in body
+        assert stop(process) == 0
+        assert process.stderr is not None and token not in process.stderr.read()
+
+    with reviewing(tmp_path) as (again, second):
+        assert second.split("/?token=")[1] == token
+        assert stop(again) == 0
+
+    with reviewing(tmp_path, VAULTBOT_REVIEW__TOKEN="my-own-token-0123456789") as (_, third):
+        assert third.endswith("/?token=my-own-token-0123456789")
+        assert fetch(third)[0] == 200
+
+
+def test_a_port_already_in_use_is_one_clear_line(tmp_path: Path) -> None:
+    with reviewing(tmp_path) as (_, url):
+        port = url.split(":")[2].split("/")[0]
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "review", "--port", port],
+            cwd=tmp_path,
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip() == f"vaultbot: cannot serve the review page on 127.0.0.1:{port}: Address already in use"
+
+
+async def ask(app: App, text: str) -> OutboundMessage:
+    """Send ``text`` in a terminal conversation and wait (up to 10 s) for the reply the running worker queues."""
+    topic = outbound_topic("terminal")
+    before = len(await outbox(app))
+    message = InboundMessage(channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text=text)
+    async with asyncio.timeout(10):
+        await app.bus.publish(INBOUND, message, conversation=message.conversation)
+        while True:
+            with app.bus.listen(topic) as changed:
+                replies = (await outbox(app))[before:]
+                if replies:
+                    return replies[0]
+                await changed.wait()
+
+
+async def test_vaultbot_run_serves_the_page_when_enabled_and_review_in_chat_gives_its_address(
+    make_app: AppFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)  # what `vaultbot -v` logs
+    app = await make_app(review={"enabled": True, "port": 0})
+    stopping = asyncio.Event()
+    announced = asyncio.Event()
+    printed: list[str] = []
+
+    def announce(url: str) -> None:
+        printed.append(url)
+        announced.set()
+
+    running = asyncio.create_task(serve(app, stopping, announce=announce))
+    try:
+        await asyncio.wait_for(announced.wait(), 10)
+        [url] = printed
+        status, body = await asyncio.to_thread(fetch, url)
+        assert status == 200 and "Timeline" in body
+        assert (await asyncio.to_thread(fetch, url.split("?")[0]))[0] == 401
+        reply = await ask(app, "/review")
+        assert reply.text == f"The review page: {url}"
+    finally:
+        stopping.set()
+        await asyncio.wait_for(running, 30)
+    token = url.split("token=")[1]
+    assert token not in caplog.text
+
+
+async def test_review_in_chat_says_how_to_start_the_page_when_it_is_not_served(make_app: AppFactory) -> None:
+    app = await make_app()
+    stopping = asyncio.Event()
+    running = asyncio.create_task(serve(app, stopping, announce=lambda url: None))
+    try:
+        reply = await ask(app, "/review")
+    finally:
+        stopping.set()
+        await asyncio.wait_for(running, 30)
+    assert reply.text == REVIEW_OFF and "vaultbot review" in reply.text
+
+
+async def test_the_token_is_generated_once_and_kept_in_the_store(make_app: AppFactory) -> None:
+    app = await make_app()
+    _, first = await review_app(app.settings, app.db)
+    _, second = await review_app(app.settings, app.db)
+    assert first == second and len(first) >= 32
+    review = app.settings.review.model_copy(update={"token": SecretStr("x" * 20)})
+    _, chosen = await review_app(app.settings.model_copy(update={"review": review}), app.db)
+    assert chosen == "x" * 20
