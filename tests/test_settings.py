@@ -18,6 +18,7 @@ WORDS = {
     ("VAULTBOT_TELEGRAM__BASE_URL", "Telegram's"): "https://api.telegram.org/bot",
     ("VAULTBOT_TELEGRAM__BASE_FILE_URL", "Telegram's"): "https://api.telegram.org/file/bot",
     ("VAULTBOT_TIMEZONE", "the machine's"): None,  # None: the machine's zone, looked up when used
+    ("VAULTBOT_REVIEW__TOKEN", "generated once, kept in the store"): None,  # None: the store's token
 }
 # A valid value other than the default, where a made-up one would be refused.
 SAMPLES = {"VAULTBOT_TIMEZONE": "Europe/Berlin", "VAULTBOT_BUDGET__DAILY_USD": "2"}
