@@ -16,7 +16,7 @@ from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.prompt_cache import count_tokens
 from tests.helpers import run_inbox
-from tests.runner.test_turns import said, send
+from tests.runner.conftest import said, send
 
 AppFactory = Callable[..., Awaitable[App]]
 

@@ -17,18 +17,14 @@ from bot.runner.closing import closed
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import run_inbox
-from tests.runner.test_turns import said, send
+from tests.runner.conftest import said, send
 
 AppFactory = Callable[..., Awaitable[App]]
 
 
 @pytest.fixture
-async def app(make_app: AppFactory, fake_anthropic: FakeAnthropic) -> App:
-    return await make_app(
-        anthropic_api_key="sk-ant-test-secret",
-        anthropic_base_url=fake_anthropic.base_url,
-        model={"name": "claude-test", "sdk_max_retries": 0, "max_tool_calls": 8},
-    )
+async def app(on_claude: Callable[..., Awaitable[App]]) -> App:
+    return await on_claude(max_tool_calls=8)
 
 
 def assert_well_formed(messages: list[dict[str, Any]]) -> None:

@@ -5,24 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import pytest
-
 from bot.app import App
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import outbox, run_inbox
-from tests.runner.test_turns import send
+from tests.runner.conftest import send
 
 AppFactory = Callable[..., Awaitable[App]]
-
-
-@pytest.fixture
-async def app(make_app: AppFactory, fake_anthropic: FakeAnthropic) -> App:
-    return await make_app(
-        anthropic_api_key="sk-ant-test-secret",
-        anthropic_base_url=fake_anthropic.base_url,
-        model={"name": "claude-test", "sdk_max_retries": 0},
-    )
 
 
 async def test_tools_called_together_run_in_order_with_one_result_each(app: App, fake_anthropic: FakeAnthropic) -> None:

@@ -20,29 +20,9 @@ from bot.runner.handler import UNREACHABLE
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import outbox, run_inbox
+from tests.runner.conftest import send
 
 AppFactory = Callable[..., Awaitable[App]]
-
-
-@pytest.fixture
-async def app(make_app: AppFactory, fake_anthropic: FakeAnthropic) -> App:
-    return await make_app(
-        anthropic_api_key="sk-ant-test-secret",
-        anthropic_base_url=fake_anthropic.base_url,
-        model={"name": "claude-test", "sdk_max_retries": 0},
-    )
-
-
-async def send(app: App, text: str, conversation: str = "terminal:ann") -> InboundMessage:
-    message = InboundMessage(channel="terminal", conversation=conversation, sender=Sender(id="ann"), text=text)
-    await app.bus.publish(INBOUND, message, conversation=conversation)
-    return message
-
-
-def said(message: dict[str, Any]) -> str:
-    """A message's text, whether sent as a string or as text blocks."""
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 async def test_a_message_runs_the_tool_loop_files_a_note_and_replies(app: App, fake_anthropic: FakeAnthropic) -> None:
