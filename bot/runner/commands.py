@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from bot.clock import Clock
 from bot.runner.budget import DailyBudget
@@ -112,7 +113,7 @@ class CommandRunner:
             await self._store.reset_history(context.conversation)
             return CommandResult("Starting a fresh conversation. Your notes are all still there.")
         if command.name == "status":
-            return await self._status()
+            return await self._status(context)
         if command.name == "review":
             url = self._review.url
             return CommandResult(f"The review page: {url}" if url else REVIEW_OFF)
@@ -151,9 +152,13 @@ class CommandRunner:
         lines = [f"• {e['created_at'][:16].replace('T', ' ')} [{e['category']}] {e['summary']}" for e in entries]
         return CommandResult("\n".join(lines))
 
-    async def _status(self) -> CommandResult:
-        runs = await self._store.list_runs(limit=1)
-        last = f"Last run: {runs[0]['status']} at {runs[0]['started_at'][:16].replace('T', ' ')} UTC." if runs else ""
+    async def _status(self, context: ToolContext) -> CommandResult:
+        # The newest run is usually this /status itself, which is still running: report the one before.
+        runs = [run for run in await self._store.list_runs(limit=2) if run["id"] != context.run_id]
+        last = ""
+        if runs:
+            when = datetime.fromisoformat(runs[0]["started_at"]).astimezone(self._clock.tz)
+            last = f"Last run: {runs[0]['status']} at {when:%Y-%m-%d %H:%M %Z}."
         return CommandResult(f"Running. {self._mode_line().strip()} {last}".strip() + "\n" + await self._spend_line())
 
     async def _spend_line(self) -> str:

@@ -59,6 +59,15 @@ async def test_note_find_and_log_work_in_capture_mode(make_app: AppFactory) -> N
     assert "Capture mode" in status
 
 
+async def test_status_reports_the_run_before_it_in_the_users_zone(make_app: AppFactory) -> None:
+    app = await make_app(timezone="Asia/Kathmandu")
+    [first] = await send(app, "/status")
+    assert "Last run" not in first  # nothing ran before it; it does not report itself as running
+    await send(app, "buy oat milk")
+    [status] = await send(app, "/status")
+    assert "Last run: completed at " in status and "+0545" in status
+
+
 async def test_new_starts_a_fresh_conversation_for_the_model(make_app: AppFactory) -> None:
     model = ScriptedModel(lambda messages: say(f"seen {len(messages)} messages"))
     app = await make_app(model)
