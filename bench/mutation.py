@@ -81,8 +81,8 @@ def report(modules: list[str]) -> None:
         if not results or (wanted and not any(name.startswith(tuple(wanted)) for name in results)):
             continue
         counts = Counter(STATUS.get(code, "other") for code in results.values())
-        caught = counts["killed"] + counts["timeout"]
-        rows.append((module, len(results), counts, f"{100 * caught / len(results):.0f}%"))
+        caught, tried = counts["killed"] + counts["timeout"], len(results) - counts["not run"]
+        rows.append((module, len(results), counts, f"{100 * caught / tried:.0f}%" if tried else "-"))
         survivors += [name for name, code in sorted(results.items()) if STATUS.get(code) == "survived"]
     if not rows:
         print("No results: run without --report first.")
@@ -91,7 +91,7 @@ def report(modules: list[str]) -> None:
     print(f"{'module':40} {'mutants':>7} " + " ".join(f"{c:>8}" for c in columns) + "    score")
     for module, total, counts, score in rows:
         print(f"{module:40} {total:>7} " + " ".join(f"{counts[c]:>8}" for c in columns) + f" {score:>8}")
-    print("\nscore = (killed + timeout) / mutants. Survivors (`.venv/bin/mutmut show NAME` for the full diff):")
+    print("\nscore = (killed + timeout) / mutants run. Survivors (`.venv/bin/mutmut show NAME` for the full diff):")
     for name in survivors:
         print(f"  {name}: {one_line_diff(name)}")
 
