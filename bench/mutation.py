@@ -52,12 +52,23 @@ def run(modules: list[str], children: int) -> None:
 
 
 def one_line_diff(name: str) -> str:
-    """The changed lines of one mutant, ``old → new``, from ``mutmut show``."""
+    """What one mutant changed, ``old → new``, cut to the differing words (from ``mutmut show``)."""
     shown = subprocess.run([VENV_BIN / "mutmut", "show", name], cwd=ROOT, capture_output=True, text=True).stdout
     lines = [line for line in shown.splitlines() if line[:3] not in ("---", "+++")]
-    removed = " ⏎ ".join(line[1:].strip() for line in lines if line.startswith("-"))
-    added = " ⏎ ".join(line[1:].strip() for line in lines if line.startswith("+"))
-    return f"{removed} → {added}"
+    old = " ⏎ ".join(line[1:].strip() for line in lines if line.startswith("-"))
+    new = " ⏎ ".join(line[1:].strip() for line in lines if line.startswith("+"))
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0  # length of the common tail
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    # Widen to whole words so "sort_keys=True → sort_keys=None" reads as code.
+    while start > 0 and old[start - 1] not in " (,":
+        start -= 1
+    while end > 0 and old[len(old) - end] not in " ),":
+        end -= 1
+    return f"{old[start : len(old) - end]} → {new[start : len(new) - end]}"
 
 
 def report(modules: list[str]) -> None:
@@ -70,8 +81,8 @@ def report(modules: list[str]) -> None:
         if not results or (wanted and not any(name.startswith(tuple(wanted)) for name in results)):
             continue
         counts = Counter(STATUS.get(code, "other") for code in results.values())
-        caught = counts["killed"] + counts["timeout"]
-        rows.append((module, len(results), counts, f"{100 * caught / len(results):.0f}%"))
+        caught, tried = counts["killed"] + counts["timeout"], len(results) - counts["not run"]
+        rows.append((module, len(results), counts, f"{100 * caught / tried:.0f}%" if tried else "-"))
         survivors += [name for name, code in sorted(results.items()) if STATUS.get(code) == "survived"]
     if not rows:
         print("No results: run without --report first.")
@@ -80,7 +91,7 @@ def report(modules: list[str]) -> None:
     print(f"{'module':40} {'mutants':>7} " + " ".join(f"{c:>8}" for c in columns) + "    score")
     for module, total, counts, score in rows:
         print(f"{module:40} {total:>7} " + " ".join(f"{counts[c]:>8}" for c in columns) + f" {score:>8}")
-    print("\nscore = (killed + timeout) / mutants. Survivors (`.venv/bin/mutmut show NAME` for the full diff):")
+    print("\nscore = (killed + timeout) / mutants run. Survivors (`.venv/bin/mutmut show NAME` for the full diff):")
     for name in survivors:
         print(f"  {name}: {one_line_diff(name)}")
 
