@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from bot.bus import INBOUND, Bus, Worker
 from bot.clock import Clock
 from bot.db import Database
+from bot.reminders import ReminderBook, Scheduler
 from bot.runner import AnthropicModel, CaptureModel, CommandRunner, Limits, ModelClient, TurnHandler, load_system_prompt
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import ENABLE_HINT
@@ -33,6 +34,8 @@ class App:
     handler: TurnHandler
     summarizer: AuditSummarizer | None
     clock: Clock
+    reminders: ReminderBook
+    scheduler: Scheduler
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
@@ -52,7 +55,9 @@ class App:
                 await asyncio.to_thread(notes.close)
             await db.close()
             raise
-        dispatcher = build_dispatcher(notes, bus, store)
+        reminders = ReminderBook(db, bus, store, clock, max_pending=settings.reminders.max_pending)
+        scheduler = Scheduler(reminders)
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake)
         summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
         budget = None
@@ -83,9 +88,10 @@ class App:
                 model_name=model.name,
                 clock=clock,
                 budget=budget,
+                reminders=reminders,
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock)
+        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock, reminders, scheduler)
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""

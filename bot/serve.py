@@ -9,6 +9,7 @@ import signal
 from bot.app import App
 from bot.bus import Worker
 from bot.channels.telegram import TelegramChannel
+from bot.reminders import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ async def serve(app: App, stop: asyncio.Event) -> None:
     A channel that fails (another instance polling the same Telegram token) stops everything and
     its error propagates.
     """
-    workers: list[Worker] = [app.runner_worker()]
+    workers: list[Worker | Scheduler] = [app.runner_worker(), app.scheduler]
     channels = [_telegram(app)] if app.settings.telegram.token is not None else []
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:

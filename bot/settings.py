@@ -127,6 +127,12 @@ class BusSettings(BaseModel):
     backoff_max_seconds: float = Field(300.0, gt=0)
 
 
+class RemindersSettings(BaseModel):
+    """Scheduled messages (``schedule_message``)."""
+
+    max_pending: int = Field(50, ge=1, le=10_000, description="Pending reminders one conversation may have.")
+
+
 class BudgetSettings(BaseModel):
     """A cap on what the model may cost per day, in the user's time zone."""
 
@@ -153,6 +159,7 @@ class Settings(BaseSettings):
     model: ModelSettings = Field(default_factory=ModelSettings)
     bus: BusSettings = Field(default_factory=BusSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    reminders: RemindersSettings = Field(default_factory=RemindersSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
     anthropic_api_key: SecretStr | None = Field(
