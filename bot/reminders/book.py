@@ -97,7 +97,7 @@ class ReminderBook:
             rule = parse_rule(repeat, start) if repeat else None
         except TimingError as exc:
             raise ReminderError(str(exc), "invalid_input") from None
-        if start < now - PAST_GRACE:
+        if start.astimezone(UTC) < now.astimezone(UTC) - PAST_GRACE:
             raise ReminderError(
                 f"{start.isoformat(timespec='seconds')} is in the past (it is now {now.isoformat(timespec='seconds')}).",
                 "invalid_input",
@@ -184,7 +184,7 @@ class ReminderBook:
         if row["repeat"]:
             rule = parse_rule(row["repeat"], datetime.fromisoformat(row["at"]).astimezone(tz))
             missed = occurrences_between(rule, due, now, tz)
-            following = next_after(rule, max(due, now), tz)
+            following = next_after(rule, max(due.astimezone(UTC), now.astimezone(UTC)), tz)
         text = _fired_text(row["text"], due, now, missed)
         key = f"reminder:{row['id']}:{row['next_at']!r}"
         async with self._db.transaction():

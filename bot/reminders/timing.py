@@ -71,10 +71,14 @@ def first_occurrence(at: datetime, rule: rrule | None, tz: tzinfo) -> datetime:
 
 
 def next_after(rule: rrule, after: datetime, tz: tzinfo) -> datetime | None:
-    """The rule's first occurrence strictly after the instant ``after``; None when it has ended."""
+    """The rule's first occurrence strictly after the instant ``after``; None when it has ended.
+
+    Instants are compared in UTC: aware times sharing one zone compare by wall clock, which is
+    wrong in the repeated hour.
+    """
     wall = after.astimezone(tz).replace(tzinfo=None)
     found = rule.after(wall, inc=False)
-    while found is not None and resolve(found, tz) <= after:  # a repeated hour can map back in time
+    while found is not None and resolve(found, tz).astimezone(UTC) <= after.astimezone(UTC):  # a repeated hour can map back in time
         found = rule.after(found, inc=False)
     return None if found is None else resolve(found, tz)
 
@@ -82,7 +86,7 @@ def next_after(rule: rrule, after: datetime, tz: tzinfo) -> datetime | None:
 def occurrences_between(rule: rrule, start: datetime, end: datetime, tz: tzinfo) -> int:
     """How many occurrences fall in the instants (``start``, ``end``]."""
     count, cursor = 0, start
-    while (found := next_after(rule, cursor, tz)) is not None and found <= end:
+    while (found := next_after(rule, cursor, tz)) is not None and found.astimezone(UTC) <= end.astimezone(UTC):
         count, cursor = count + 1, found
         if count >= 10_000:  # a month of minutes; the exact figure no longer matters to the user
             break
