@@ -267,7 +267,7 @@ def _fired_text(text: str, due: datetime, now: datetime, missed: int) -> str:
 
 def _duration(span: timedelta) -> str:
     minutes = int(span.total_seconds() // 60)
-    if minutes < 120:
-        return f"{minutes} min"
-    hours = minutes // 60
-    return f"{hours} h" if hours < 48 else f"{hours // 24} days"
+    hours, minutes = divmod(minutes, 60)
+    if hours >= 48:
+        return f"{hours // 24} days"
+    return " ".join(part for part in (f"{hours} h" if hours else "", f"{minutes} min" if minutes else "") if part)
