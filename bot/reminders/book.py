@@ -98,10 +98,8 @@ class ReminderBook:
         except TimingError as exc:
             raise ReminderError(str(exc), "invalid_input") from None
         if start.astimezone(UTC) < now.astimezone(UTC) - PAST_GRACE:
-            raise ReminderError(
-                f"{start.isoformat(timespec='seconds')} is in the past (it is now {now.isoformat(timespec='seconds')}).",
-                "invalid_input",
-            )
+            when, current = start.isoformat(timespec="seconds"), now.isoformat(timespec="seconds")
+            raise ReminderError(f"{when} is in the past (it is now {current}).", "invalid_input")
         first = first_occurrence(start, rule, tz)
         if await self._pending_count(who.conversation) >= self._max_pending:
             raise ReminderError(

@@ -32,9 +32,7 @@ def parse_at(text: str, tz: tzinfo) -> datetime:
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise TimingError(
-            f"'at' must be an ISO 8601 date-time such as 2026-03-29T09:00 (got {text!r})."
-        ) from None
+        raise TimingError(f"'at' must be an ISO 8601 date-time such as 2026-03-29T09:00 (got {text!r}).") from None
     if moment.tzinfo is None:
         return resolve(moment, tz)
     return moment.astimezone(tz)
@@ -78,7 +76,8 @@ def next_after(rule: rrule, after: datetime, tz: tzinfo) -> datetime | None:
     """
     wall = after.astimezone(tz).replace(tzinfo=None)
     found = rule.after(wall, inc=False)
-    while found is not None and resolve(found, tz).astimezone(UTC) <= after.astimezone(UTC):  # a repeated hour can map back in time
+    # A repeated hour can map a later wall-clock time back to an earlier instant.
+    while found is not None and resolve(found, tz).astimezone(UTC) <= after.astimezone(UTC):
         found = rule.after(found, inc=False)
     return None if found is None else resolve(found, tz)
 

@@ -32,8 +32,13 @@ async def test_a_reminder_is_scheduled_in_local_time_listed_and_fired_once(app: 
     made = await schedule(app, text="call the plumber", at="2026-11-24T09:00", recipient="mallory")
     assert made["success"] and made["next"] == "2026-11-24T09:00:00+01:00"
     assert await listed(app) == [
-        {"id": made["id"], "text": "call the plumber", "next": "2026-11-24T09:00:00+01:00", "repeat": None,
-         "run_model": False}
+        {
+            "id": made["id"],
+            "text": "call the plumber",
+            "next": "2026-11-24T09:00:00+01:00",
+            "repeat": None,
+            "run_model": False,
+        }
     ]
     assert await app.reminders.fire_due() == 0
     dial.advance(hours=24)

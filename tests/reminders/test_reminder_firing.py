@@ -133,6 +133,7 @@ async def test_a_reminder_survives_sigkill_and_fires_once_across_two_instances(
     await wait_for(lambda: asyncio.sleep(0, time.time() > due_at + 0.5), 10)
     chats = [await Chat.start(tmp_path), await Chat.start(tmp_path)]
     try:
+
         async def fired() -> bool:
             return any("survive the crash" in m.text for m in await outbox(app))
 
