@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from bot.app import App
 from bot.bus import INBOUND, InboundMessage, Sender
 from tests.helpers import outbox, run_inbox
@@ -31,3 +33,11 @@ async def test_reminders_lists_in_local_time_and_cancel_takes_the_same_id(app: A
     assert await ask(app, f"/cancel {reminder_id}") == f"Cancelled {reminder_id}: weekly review"
     assert await ask(app, "/reminders") == "No reminders pending."
     assert "Usage" in await ask(app, "/cancel")
+
+
+async def test_a_pending_reminder_does_not_hold_back_the_conversations_messages(app: App) -> None:
+    tools = app.handler._dispatcher
+    made = await tools.call("schedule_message", {"text": "next year", "at": "2027-11-23T09:00"}, context_of("ann"))
+    assert made.result["success"]
+    reply = await asyncio.wait_for(ask(app, "/note buy oat milk"), 10)
+    assert reply.startswith("Saved to")
