@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from bot.bus import INBOUND, Bus, Worker
 from bot.clock import Clock
 from bot.db import Database
+from bot.reminders import ReminderBook, Scheduler
 from bot.runner import (
     AnthropicModel,
     CaptureModel,
@@ -43,6 +44,8 @@ class App:
     summarizer: AuditSummarizer | None
     clock: Clock
     review: ReviewLink
+    reminders: ReminderBook
+    scheduler: Scheduler
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
@@ -62,7 +65,9 @@ class App:
                 await asyncio.to_thread(notes.close)
             await db.close()
             raise
-        dispatcher = build_dispatcher(notes, bus, store)
+        reminders = ReminderBook(db, bus, store, clock, max_pending=settings.reminders.max_pending)
+        scheduler = Scheduler(reminders)
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake)
         summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
         budget = None
@@ -95,9 +100,10 @@ class App:
                 clock=clock,
                 budget=budget,
                 review=review,
+                reminders=reminders,
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock, review)
+        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock, review, reminders, scheduler)
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""

@@ -14,7 +14,7 @@ GRACE_SECONDS = 10.0
 async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> None:
     """Handle each line in order, printing every reply before reading the next line."""
     channel = TerminalChannel(app.bus, out)
-    workers = [app.runner_worker(), *channel.workers()]
+    workers = [app.runner_worker(), app.scheduler, *channel.workers()]
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())

@@ -285,6 +285,36 @@ def m008_review(conn: sqlite3.Connection) -> None:
     )
 
 
+def m009_reminders(conn: sqlite3.Connection) -> None:
+    """Scheduled messages. ``next_at`` (Unix seconds, like the bus's times) is the next occurrence
+    still to fire, NULL once the reminder is done or cancelled. ``request_key`` (inbound message,
+    call sequence) makes scheduling idempotent: a re-run after a crash finds its reminder again.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE reminders (
+            id           TEXT PRIMARY KEY,
+            conversation TEXT NOT NULL,
+            channel      TEXT NOT NULL,
+            recipient    TEXT NOT NULL,
+            text         TEXT NOT NULL,
+            at           TEXT NOT NULL,
+            repeat       TEXT,
+            run_model    INTEGER NOT NULL,
+            status       TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'cancelled')),
+            next_at      REAL,
+            fired        INTEGER NOT NULL DEFAULT 0,
+            request_key  TEXT UNIQUE,
+            created_at   TEXT NOT NULL,
+            updated_at   TEXT NOT NULL
+        );
+        CREATE INDEX reminders_due ON reminders (next_at) WHERE status = 'pending';
+        CREATE INDEX reminders_by_conversation ON reminders (conversation, status);
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -294,6 +324,7 @@ MIGRATIONS: list[Migration] = [
     m006_turn_tokens,
     m007_usage,
     m008_review,
+    m009_reminders,
 ]
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from bot.app import App
 from bot.bus import Worker
 from bot.channels.telegram import TelegramChannel
+from bot.reminders import Scheduler
 
 if TYPE_CHECKING:
     from bot.web import ReviewServer
@@ -27,7 +28,7 @@ async def serve(app: App, stop: asyncio.Event, *, announce: Callable[[str], None
     its error propagates. With the review page enabled, its address (token included) is passed
     to ``announce``, never logged.
     """
-    workers: list[Worker] = [app.runner_worker()]
+    workers: list[Worker | Scheduler] = [app.runner_worker(), app.scheduler]
     channels = [_telegram(app)] if app.settings.telegram.token is not None else []
     review = await _review(app) if app.settings.review.enabled else None
     async with asyncio.TaskGroup() as tasks:

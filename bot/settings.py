@@ -143,6 +143,12 @@ class ReviewSettings(BaseModel):
         return v if v is not None and v.get_secret_value().strip() else None
 
 
+class RemindersSettings(BaseModel):
+    """Scheduled messages (``schedule_message``)."""
+
+    max_pending: int = Field(50, ge=1, le=10_000, description="Pending reminders one conversation may have.")
+
+
 class BudgetSettings(BaseModel):
     """A cap on what the model may cost per day, in the user's time zone."""
 
@@ -170,6 +176,7 @@ class Settings(BaseSettings):
     bus: BusSettings = Field(default_factory=BusSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    reminders: RemindersSettings = Field(default_factory=RemindersSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
     anthropic_api_key: SecretStr | None = Field(

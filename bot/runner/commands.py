@@ -1,4 +1,4 @@
-"""Slash commands (/note, /find, /log, /new, /status, /help): answered without the model.
+"""Slash commands (/note, /find, /log, /new, /status, /reminders, /cancel, /help): answered without the model.
 
 They arrive on the bus like any message, so they are as durable and exactly-once as a model
 turn, and they work in capture mode and in every channel.
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.clock import Clock
+from bot.reminders import ReminderBook, ReminderError
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import title_from
 from bot.store import Store
@@ -26,6 +27,8 @@ COMMANDS: list[tuple[str, str]] = [
     ("log", "Show the latest entries of the interaction log"),
     ("status", "What mode I'm in and how things are going"),
     ("review", "The address of the review page"),
+    ("reminders", "List your pending reminders"),
+    ("cancel", "Cancel a reminder by its id"),
 ]
 _NAMES = {name for name, _ in COMMANDS}
 _COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?$", re.DOTALL)
@@ -38,7 +41,9 @@ Send me thoughts, tasks, links or photos and I file them; ask me about them late
 /log — what I did recently
 /new — start a fresh conversation
 /status — how I'm doing
-/review — where to see everything I did, step by step"""
+/review — where to see everything I did, step by step
+/reminders — your pending reminders
+/cancel <id> — cancel a reminder"""
 
 REVIEW_OFF = (
     "The review page is not being served. Start it on the machine that runs me with `vaultbot review`, "
@@ -89,6 +94,7 @@ class CommandRunner:
         mode: str,
         model_name: str,
         clock: Clock,
+        reminders: ReminderBook,
         budget: DailyBudget | None = None,
         review: ReviewLink | None = None,
     ) -> None:
@@ -100,6 +106,7 @@ class CommandRunner:
         self._model_name = model_name
         self._clock = clock
         self._budget = budget
+        self._reminders = reminders
 
     async def run(self, command: Command, context: ToolContext) -> CommandResult:
         """Carry out one command."""
@@ -117,6 +124,10 @@ class CommandRunner:
         if command.name == "review":
             url = self._review.url
             return CommandResult(f"The review page: {url}" if url else REVIEW_OFF)
+        if command.name == "reminders":
+            return await self._list_reminders(context)
+        if command.name == "cancel":
+            return await self._cancel(command.args, context)
         greeting = "Hello! " if command.name == "start" else ""
         return CommandResult(greeting + HELP + self._mode_line())
 
@@ -144,6 +155,26 @@ class CommandRunner:
             return CommandResult(f"Nothing in your notes matches “{query}”.", ["vault_search"])
         lines = [f"{i}. {hit['path']}\n   {hit['snippet']}" for i, hit in enumerate(hits, 1)]
         return CommandResult("\n".join(lines), ["vault_search"])
+
+    async def _list_reminders(self, context: ToolContext) -> CommandResult:
+        pending = await self._reminders.pending(context.conversation)
+        if not pending:
+            return CommandResult("No reminders pending.")
+        lines = []
+        for reminder in pending:
+            when = reminder.next.strftime("%a %Y-%m-%d %H:%M %Z") if reminder.next else "—"
+            repeat = f" (repeats {reminder.repeat})" if reminder.repeat else ""
+            lines.append(f"• {reminder.id} — {when}: {reminder.text}{repeat}")
+        return CommandResult("\n".join(lines) + "\n\nCancel one with /cancel ID.")
+
+    async def _cancel(self, reminder_id: str, context: ToolContext) -> CommandResult:
+        if not reminder_id:
+            return CommandResult("Usage: /cancel <id> (see /reminders)")
+        try:
+            cancelled = await self._reminders.cancel(context.conversation, reminder_id)
+        except ReminderError as exc:
+            return CommandResult(str(exc))
+        return CommandResult(f"Cancelled {cancelled.id}: {cancelled.text}")
 
     async def _log(self) -> CommandResult:
         entries = await self._store.list_interactions(limit=5)

@@ -185,6 +185,7 @@ class TurnHandler:
                 context=context,
                 recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
+                now=self._clock.now(),
             )
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)

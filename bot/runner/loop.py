@@ -7,6 +7,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.runner.caching import with_breakpoints
@@ -59,6 +60,33 @@ class RunResult:
         return self.status == "completed"
 
 
+def system_prompt(system: str, now: datetime | None) -> list[dict[str, Any]]:
+    """The system blocks: the configured prompt, then the user's date, hour and zone when known.
+
+    The time block is last and carries the cache breakpoint, so the cached prefix (tools, prompt,
+    time) changes once an hour, not on every call: the conversation behind it stays cached within
+    the hour. The hour, not the minute, is given for that reason; reminders refuse past times with
+    the exact current time, so the model can correct itself.
+    """
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": system}]
+    if now is not None:
+        blocks.append({"type": "text", "text": now_line(now)})
+    blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
+    return blocks
+
+
+def now_line(now: datetime) -> str:
+    """The user's date, hour and time zone, as the model is told them."""
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    zone = getattr(now.tzinfo, "key", None) or now.tzname() or "local time"
+    offset = now.strftime("%z")
+    return (
+        f"Current local time: {hour.strftime('%A %Y-%m-%d')}, between {hour.strftime('%H:%M')} and "
+        f"{(hour + timedelta(hours=1)).strftime('%H:%M')}; time zone {zone} (UTC{offset[:3]}:{offset[3:]}). "
+        "Times without an offset in schedule_message are read in this zone."
+    )
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-run limits, from settings."""
@@ -76,6 +104,7 @@ async def run_turn(
     context: ToolContext,
     recorder: StepRecorder,
     limits: Limits = Limits(),
+    now: datetime | None = None,
 ) -> RunResult:
     """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
 
@@ -83,7 +112,7 @@ async def run_turn(
     retries; tool failures never do. However the run ends, ``messages`` is a closed turn
     (``bot.runner.closing``).
     """
-    system_blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+    system_blocks = system_prompt(system, now)
     tools = dispatcher.definitions()
     turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
     result = RunResult(status="completed", final_text="", messages=turn)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import vault
 from bot.bus import Bus
+from bot.reminders import ReminderBook
 from bot.store import Store
 from bot.tools.base import Tool
 from bot.tools.context import ToolContext
 from bot.tools.dispatcher import Dispatcher, ToolOutcome
 from bot.tools.errors import ToolError, failure
 from bot.tools.messaging import LogInteraction, SendMessage, queue_notice, queue_reply
+from bot.tools.scheduling import CancelScheduled, ListScheduled, ScheduleMessage
 from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
 __all__ = [
@@ -25,15 +29,23 @@ __all__ = [
 ]
 
 
-def build_dispatcher(notes: vault.Vault, bus: Bus, store: Store) -> Dispatcher:
-    """The six tools of DESIGN.md, wired to one vault, bus and store."""
-    return Dispatcher(
-        [
-            VaultWrite(notes),
-            VaultRead(notes),
-            VaultList(notes),
-            VaultSearch(notes),
-            LogInteraction(store),
-            SendMessage(bus),
-        ]
-    )
+def build_dispatcher(
+    notes: vault.Vault,
+    bus: Bus,
+    store: Store,
+    reminders: ReminderBook | None = None,
+    on_scheduled: Callable[[], None] = lambda: None,
+) -> Dispatcher:
+    """The tools of DESIGN.md, wired to one vault, bus and store; the scheduling tools when
+    ``reminders`` is given (``on_scheduled`` wakes the scheduler)."""
+    tools: list[Tool] = [
+        VaultWrite(notes),
+        VaultRead(notes),
+        VaultList(notes),
+        VaultSearch(notes),
+        LogInteraction(store),
+        SendMessage(bus),
+    ]
+    if reminders is not None:
+        tools += [ScheduleMessage(reminders, on_scheduled), ListScheduled(reminders), CancelScheduled(reminders)]
+    return Dispatcher(tools)

@@ -20,8 +20,14 @@ class ToolContext:
     run_id: str
     inbound_id: str
     sent: int = field(default=0)
+    scheduled: int = field(default=0)
 
     def next_sequence(self) -> int:
         """Number the next reply of this run (1, 2, …)."""
         self.sent += 1
         return self.sent
+
+    def next_schedule_key(self) -> str:
+        """Key the next ``schedule_message`` call of this run by (inbound message, call sequence)."""
+        self.scheduled += 1
+        return f"{self.inbound_id}:{self.scheduled}"

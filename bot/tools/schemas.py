@@ -63,3 +63,30 @@ class SendMessageInput(ToolInput):
     """Send the user a message."""
 
     text: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="Markdown text for the user.")
+
+
+class ScheduleMessageInput(ToolInput):
+    """Schedule a message or a task for later."""
+
+    text: str = Field(max_length=MAX_MESSAGE_CHARS, description="What to send (or, with run_model, what to do).")
+    at: str = Field(
+        min_length=1,
+        max_length=100,
+        description="ISO 8601 date-time of the first occurrence; without an offset it is the user's local time.",
+    )
+    repeat: str | None = Field(
+        None, max_length=500, description="RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=MO; at most once a minute."
+    )
+    run_model: bool = Field(
+        False, description="false: send text as it is; true: at that time text is handled as a message from the user."
+    )
+
+
+class ListScheduledInput(ToolInput):
+    """List the pending scheduled messages."""
+
+
+class CancelScheduledInput(ToolInput):
+    """Cancel a scheduled message."""
+
+    id: str = Field(min_length=1, max_length=50, description="The id schedule_message or list_scheduled gave.")
