@@ -104,6 +104,17 @@ async def test_the_same_call_three_times_within_ten_calls_stops_the_run(app: App
     ]
 
 
+async def test_the_same_input_with_its_keys_in_another_order_counts_as_a_repeat(app: App) -> None:
+    # The model does not keep key order; the guard compares inputs canonically.
+    one, other = {"query": "milk", "limit": 5}, {"limit": 5, "query": "milk"}
+    model = ScriptedModel()
+    model.enqueue(*(call(("vault_search", i)) for i in (one, other, one)), say("Gave up."))
+    result, _ = await turn(app, model)
+    assert result.status == "stopped"
+    assert "same input 3 times" in (result.reason or "")
+    assert result.tools_called == ["vault_search", "vault_search"]
+
+
 async def test_calls_that_repeat_only_further_apart_than_ten_go_on(app: App) -> None:
     same = ("vault_search", {"query": "milk"})
     calls = [same, *[("vault_list", {"folder": "", "limit": n}) for n in range(1, 10)], same]
