@@ -124,6 +124,16 @@ async def test_calls_that_repeat_only_further_apart_than_ten_go_on(app: App) -> 
     assert result.status == "completed" and len(result.tools_called) == 11
 
 
+async def test_only_the_last_ten_calls_count_so_a_long_run_may_repeat_a_call_often(app: App) -> None:
+    same = ("vault_search", {"query": "milk"})
+    others = [("vault_list", {"folder": "", "limit": n}) for n in range(1, 21)]
+    calls = [same, *others[:10], same, *others[10:], same]  # three times, but never twice within ten calls
+    model = ScriptedModel()
+    model.enqueue(*(call(c) for c in calls), say("Nothing about milk."))
+    result, _ = await turn(app, model, limits=Limits(max_tool_calls=30))
+    assert result.status == "completed" and result.tools_called.count("vault_search") == 3
+
+
 async def test_a_long_tool_result_reaches_the_model_cut_in_the_middle(app: App) -> None:
     words = [f"w{i}" for i in range(3000)]
     app.notes.write("", "Long", " ".join(words))
