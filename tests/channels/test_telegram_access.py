@@ -17,7 +17,8 @@ async def test_an_empty_allowlist_serves_nobody(serve: Serve) -> None:
     model = ScriptedModel(echo)
     served = await serve(model, allowed_users=[])
     served.fake.push_update(tg.text_update("hello?", user_id=ANN))
-    await served.fake.await_for(lambda f: f.sent_texts == [REFUSAL])
+    await served.fake.await_for(lambda f: len(f.sent) >= 1)
+    assert served.fake.sent_texts == [REFUSAL]  # fails at once, not after a wait, if Ann were served
     assert model.calls == []
     assert await served.app.bus.counts(INBOUND) == {}
     entries = await served.app.store.list_interactions()
@@ -65,3 +66,17 @@ async def test_with_groups_on_only_mentions_and_replies_to_the_bot_are_answered(
     assert REFUSAL not in served.fake.sent_texts  # a stranger in a group is not answered at all...
     entries = await served.app.store.list_interactions()
     assert [e["category"] for e in entries if e["category"] == "access_denied"] == ["access_denied"]  # ...but logged
+
+
+async def test_each_stranger_hears_the_refusal_once_whoever_wrote_before(serve: Serve) -> None:
+    served = await serve(ScriptedModel(echo))
+    served.fake.push_update(tg.text_update("let me in", user_id=STRANGER))
+    served.fake.push_update(tg.text_update("me too", user_id=STRANGER + 1))
+    served.fake.push_update(tg.text_update("again", user_id=STRANGER))
+    served.fake.push_update(tg.text_update("hi", user_id=ANN))
+    await served.fake.await_for(lambda f: "You said: hi" in f.sent_texts)
+    # One stranger's refusal must not silence the next one: each is told once, in their own chat.
+    refused = sorted(s["chat_id"] for s in served.fake.sent if s["text"] == REFUSAL)
+    assert refused == [STRANGER, STRANGER + 1]
+    entries = await served.app.store.list_interactions()
+    assert [e["category"] for e in entries].count("access_denied") == 3

@@ -104,6 +104,17 @@ async def test_the_same_call_three_times_within_ten_calls_stops_the_run(app: App
     ]
 
 
+async def test_the_same_input_with_its_keys_in_another_order_counts_as_a_repeat(app: App) -> None:
+    # The model does not keep key order; the guard compares inputs canonically.
+    one, other = {"query": "milk", "limit": 5}, {"limit": 5, "query": "milk"}
+    model = ScriptedModel()
+    model.enqueue(*(call(("vault_search", i)) for i in (one, other, one)), say("Gave up."))
+    result, _ = await turn(app, model)
+    assert result.status == "stopped"
+    assert "same input 3 times" in (result.reason or "")
+    assert result.tools_called == ["vault_search", "vault_search"]
+
+
 async def test_calls_that_repeat_only_further_apart_than_ten_go_on(app: App) -> None:
     same = ("vault_search", {"query": "milk"})
     calls = [same, *[("vault_list", {"folder": "", "limit": n}) for n in range(1, 10)], same]
@@ -111,6 +122,16 @@ async def test_calls_that_repeat_only_further_apart_than_ten_go_on(app: App) -> 
     model.enqueue(*(call(c) for c in calls), say("Nothing about milk."))
     result, _ = await turn(app, model, limits=Limits(max_tool_calls=20))
     assert result.status == "completed" and len(result.tools_called) == 11
+
+
+async def test_only_the_last_ten_calls_count_so_a_long_run_may_repeat_a_call_often(app: App) -> None:
+    same = ("vault_search", {"query": "milk"})
+    others = [("vault_list", {"folder": "", "limit": n}) for n in range(1, 21)]
+    calls = [same, *others[:10], same, *others[10:], same]  # three times, but never twice within ten calls
+    model = ScriptedModel()
+    model.enqueue(*(call(c) for c in calls), say("Nothing about milk."))
+    result, _ = await turn(app, model, limits=Limits(max_tool_calls=30))
+    assert result.status == "completed" and result.tools_called.count("vault_search") == 3
 
 
 async def test_a_long_tool_result_reaches_the_model_cut_in_the_middle(app: App) -> None:

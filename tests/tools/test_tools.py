@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from bot.app import App
-from bot.tools import Dispatcher, ToolContext, build_dispatcher
+from bot.tools import Dispatcher, ToolContext, build_dispatcher, queue_notice
 from tests.helpers import DiskFaults, outbox
 
 HOSTILE_PATHS = [
@@ -189,6 +189,17 @@ async def test_every_send_message_of_a_run_is_its_own_reply(tools: Dispatcher, c
     for text in ("On it.", "Done: filed under Inbox.", "Anything else?"):
         await tools.call("send_message", {"text": text}, again)
     assert len(await outbox(app)) == 3
+
+
+async def test_a_notice_is_told_once_per_message_and_a_daily_one_once_per_day(app: App, context: ToolContext) -> None:
+    later = ToolContext(
+        conversation=context.conversation, channel="terminal", recipient="ann", run_id="run-2", inbound_id="in-2"
+    )
+    for ctx in (context, context, later):  # the first message's run again after a crash, then the next message
+        await queue_notice(app.bus, ctx, f"I stopped here ({ctx.inbound_id}).", key="stopped")
+    for ctx in (context, later):
+        await queue_notice(app.bus, ctx, "Budget spent.", key="budget-spent", once_per="2026-11-23")
+    assert [m.text for m in await outbox(app)] == ["I stopped here (in-1).", "I stopped here (in-2).", "Budget spent."]
 
 
 async def test_log_interaction_lands_in_the_log(tools: Dispatcher, context: ToolContext, app: App) -> None:
