@@ -63,6 +63,22 @@ def test_error_names_the_input_and_no_host_path(notes: Vault) -> None:
     assert str(caught.value) == "'../../etc' leaves the vault."
 
 
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("a\x00b", "contains a NUL byte"),
+        ("/etc/passwd", "is an absolute path"),
+        ("C:\\x", "names a drive"),
+        (".git/config", "goes into the hidden '.git'"),
+        ("x" * 300, "has a name longer than 255 bytes"),
+    ],
+)
+def test_each_refusal_says_why(notes: Vault, bad: str, why: str) -> None:
+    with pytest.raises(PathNotAllowed) as caught:
+        notes.read(bad)
+    assert why in str(caught.value)
+
+
 def test_symlinked_folder_pointing_out_is_refused(notes: Vault, outside: Path) -> None:
     (outside / "secret.md").write_text("secret", encoding="utf-8")
     (notes.root / "escape").symlink_to(outside, target_is_directory=True)
