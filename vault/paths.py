@@ -15,7 +15,10 @@ _MAX_STEM_BYTES = MAX_COMPONENT_BYTES - len(NOTE_SUFFIX.encode()) - len(b" 999")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 # Forbidden on Windows, macOS or Linux, plus the characters that break Obsidian links.
 _SEPARATORS = re.compile(r"[/\\]")
-_FORBIDDEN = re.compile(r'[<>:"|?*#^\[\]\x00-\x1f\x7f]')
+_FORBIDDEN = re.compile(r'[<>:"|?*#^\[\]\x00-\x1f\x7f-\x9f]')
+# Invisible direction controls (U+202E shows "fdp.exe" as "exe.pdf") and the byte-order mark: dropped,
+# so a file name reads as what it is.
+_INVISIBLE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 # Device names Windows reserves whatever the extension ("nul.txt" too), superscript digits included.
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"{port}{n}" for port in ("COM", "LPT") for n in "0123456789¹²³")}
 
@@ -70,15 +73,23 @@ def confine(root: Path, path: str) -> Path:
     Raises ``PathNotAllowed`` if the input is malformed or if, once symlinks are followed,
     it lands outside the vault or in a hidden folder.
     """
-    parts = split_components(path)
+    return resolve_inside(root, root.joinpath(*split_components(path)), show(path))
+
+
+def resolve_inside(root: Path, location: Path, shown: str) -> Path:
+    """``location`` with its symlinks followed, provided that stays in ``root`` and out of hidden folders.
+
+    Raises ``PathNotAllowed`` saying why otherwise; ``shown`` is how the error names the user's path.
+    """
     try:
         # Non-strict resolve follows every symlink that exists, so a link pointing out is caught
         # even when the rest of the path is still to be created.
-        resolved = root.joinpath(*parts).resolve()
+        resolved = location.resolve()
     except (OSError, RuntimeError) as exc:
-        raise PathNotAllowed(f"{show(path)} cannot be resolved inside the vault (symlink loop?).") from exc
+        raise PathNotAllowed(f"{shown} cannot be followed: a symlink on the way loops or cannot be read.") from exc
     if not is_inside(root, resolved):
-        raise PathNotAllowed(f"{show(path)} leads outside the vault through a link.")
+        where = "into a hidden folder" if resolved.is_relative_to(root) else "outside the vault"
+        raise PathNotAllowed(f"{shown} leads {where} through a link.")
     return resolved
 
 
@@ -95,9 +106,10 @@ def folder_name(segment: str) -> str:
 
 def portable_name(text: str, max_bytes: int) -> str:
     """``text`` as one path component of at most ``max_bytes`` UTF-8 bytes that Windows, macOS,
-    Linux and Obsidian all accept: no separators, no ``<>:"|?*#^[]`` or control characters, no
-    reserved device name (CON, NUL, COM1…), no leading dot, no trailing dot or space."""
-    name = _SEPARATORS.sub("-", text)
+    Linux and Obsidian all accept: no separators, no ``<>:"|?*#^[]``, control or text-direction characters,
+    no reserved device name (CON, NUL, COM1…), no leading dot, no trailing dot or space. A cut falls between
+    characters, never inside one."""
+    name = _SEPARATORS.sub("-", _INVISIBLE.sub("", text))
     name = _FORBIDDEN.sub(" ", name)
     name = " ".join(name.split())
     # A leading dot would hide the entry; trailing dots and spaces are dropped by Windows.

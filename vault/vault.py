@@ -15,11 +15,20 @@ from typing import Any
 
 from vault import frontmatter, meta
 from vault.catalog import Catalog
-from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed
+from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound
 from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
 from vault.index import Entry, match_expression
 from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
-from vault.paths import NOTE_SUFFIX, confine, folder_name, is_inside, note_stem, show, split_components
+from vault.paths import (
+    NOTE_SUFFIX,
+    confine,
+    folder_name,
+    is_inside,
+    note_stem,
+    resolve_inside,
+    show,
+    split_components,
+)
 
 MODES = ("create", "append", "replace")
 PRIVATE_DIR = ".vaultbot"
@@ -145,13 +154,7 @@ class Vault:
             if found.exists() and not found.is_dir():
                 raise InvalidNote(f"{show(folder)} goes through the file {show(found.name)}, not a folder.")
             current = found
-        try:
-            directory = current.resolve()
-        except (OSError, RuntimeError) as exc:
-            raise PathNotAllowed(f"{show(folder)} cannot be resolved inside the vault (symlink loop?).") from exc
-        if not is_inside(self.root, directory):
-            raise PathNotAllowed(f"{show(folder)} leads outside the vault through a link.")
-        return directory
+        return resolve_inside(self.root, current, show(folder))
 
     @contextlib.contextmanager
     def _staged_note(
@@ -264,8 +267,7 @@ class Vault:
 
     def _refuse_link_out(self, path: Path) -> None:
         # A note file may itself be a symlink; reading or replacing it must not reach outside.
-        if not is_inside(self.root, path.resolve()):
-            raise PathNotAllowed(f"{show(self._rel(path))} leads outside the vault through a link.")
+        resolve_inside(self.root, path, show(self._rel(path)))
 
     def _store(self, path: Path, text: str) -> None:
         data = text.encode("utf-8")

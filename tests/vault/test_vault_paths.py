@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from vault.paths import note_stem
 
 # Names Windows reserves for devices, whatever the extension.
 RESERVED_NAMES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+
+BIDI_AND_BOM = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff")
 
 
 def files_under(root: Path) -> list[str]:
@@ -77,6 +80,36 @@ def test_each_refusal_says_why(notes: Vault, bad: str, why: str) -> None:
     with pytest.raises(PathNotAllowed) as caught:
         notes.read(bad)
     assert why in str(caught.value)
+
+
+def test_a_symlink_loop_is_refused_saying_why(notes: Vault) -> None:
+    (notes.root / "a").symlink_to(notes.root / "b", target_is_directory=True)
+    (notes.root / "b").symlink_to(notes.root / "a", target_is_directory=True)
+
+    for attempt in (lambda: notes.read("a/x"), lambda: notes.list("a"), lambda: notes.write("a", "T", "x")):
+        with pytest.raises(PathNotAllowed) as caught:
+            attempt()
+        assert "'a" in str(caught.value) and "a symlink on the way loops" in str(caught.value)
+
+
+def test_a_link_out_or_into_a_hidden_folder_is_refused_saying_where_it_leads(notes: Vault, outside: Path) -> None:
+    (notes.root / ".obsidian").mkdir()
+    (notes.root / "escape").symlink_to(outside, target_is_directory=True)
+    (notes.root / "private").symlink_to(notes.root / ".obsidian", target_is_directory=True)
+    (notes.root / "Link.md").symlink_to(outside / "secret.md")
+
+    expected = {
+        lambda: notes.read("escape/x"): "'escape/x.md' leads outside the vault through a link.",
+        lambda: notes.write("escape/sub", "T", "x"): "'escape/sub' leads outside the vault through a link.",
+        lambda: notes.write("", "Link", "x", mode="append"): "'Link.md' leads outside the vault through a link.",
+        lambda: notes.read("private/x"): "'private/x.md' leads into a hidden folder through a link.",
+        lambda: notes.write("private", "T", "x"): "'private' leads into a hidden folder through a link.",
+    }
+    for attempt, message in expected.items():
+        with pytest.raises(PathNotAllowed) as caught:
+            attempt()
+        assert str(caught.value) == message
+    assert files_under(outside) == []
 
 
 def test_symlinked_folder_pointing_out_is_refused(notes: Vault, outside: Path) -> None:
@@ -157,6 +190,35 @@ def test_long_titles_fit_in_a_file_name(notes: Vault, title: str) -> None:
     assert all(len(Path(r.path).name.encode()) <= 255 for r in (first, second))
 
 
+# 1 + 2n bytes, 2 + 4n bytes: the cut at 248 bytes (255 less ".md" and " 999") falls inside a character.
+@pytest.mark.parametrize("title", ["a" + "é" * 200, "ab" + "🚀" * 70, "a" + "я" * 200])
+def test_a_long_title_cut_inside_a_character_still_files_the_note(notes: Vault, title: str) -> None:
+    assert title.encode()[:248].decode("utf-8", errors="replace").endswith("\ufffd")
+
+    result = notes.write("", title, "kept")
+
+    name = Path(result.path).name
+    assert len(name.encode()) <= 255 and title.startswith(name.removesuffix(".md"))
+    assert notes.read(result.path).content.strip() == "kept"
+
+
+@pytest.mark.parametrize(
+    ("title", "stem"),
+    [
+        ("\u202efdp.exe", "fdp.exe"),  # shown as "exe.pdf" if kept
+        ("invoice\u202egpj.exe", "invoicegpj.exe"),
+        ("\u2066left\u2069 \u200fmark\u200e", "left mark"),
+        ("\ufeffBOM first", "BOM first"),
+        ("C1\x85control\x9b", "C1 control"),
+    ],
+)
+def test_text_direction_and_other_invisible_characters_are_not_in_file_names(
+    notes: Vault, title: str, stem: str
+) -> None:
+    assert note_stem(title) == stem
+    assert notes.write("", title, "x").path == f"{stem}.md"
+
+
 def test_leading_dot_title_is_not_hidden(notes: Vault) -> None:
     result = notes.write("", ".env", "not hidden")
 
@@ -210,10 +272,15 @@ def test_a_symlink_inside_the_vault_into_a_hidden_folder_is_refused(notes: Vault
 @example("🚀" * 80)
 @example("\u2024\u2024\u2215etc")
 @example("\u202efdp.exe")
+@example("a" + "é" * 200)
+@example("ab" + "🚀" * 70)
+@example("\u2067x\u2069\ufeff\x85")
 def test_every_title_gets_a_file_name_every_system_accepts(title: str) -> None:
     stem = note_stem(title)
     assert stem and stem == stem.strip(" .") and not stem.startswith(".")
     # Windows forbids these and control characters; Obsidian's links break on # ^ [ ].
     assert not set(stem) & set('/\\<>:"|?*#^[]\x7f') and all(ord(c) >= 0x20 for c in stem)
+    # Nothing invisible that changes how the name reads (text-direction controls, C1 controls, BOM).
+    assert not [c for c in stem if unicodedata.category(c) == "Cc" or c in BIDI_AND_BOM]
     assert stem.partition(".")[0].strip().upper() not in RESERVED_NAMES
     assert len(f"{stem} 999.md".encode()) <= 255
