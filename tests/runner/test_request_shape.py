@@ -25,6 +25,7 @@ BLOCKS = {
     "tool_use": ({"type", "id", "name", "input"}, {"cache_control"}),
     "tool_result": ({"type", "tool_use_id", "content"}, {"is_error", "cache_control"}),
 }
+TOOL_KEYS = {"name", "description", "input_schema"}
 EPHEMERAL = {"type": "ephemeral"}
 
 
