@@ -198,3 +198,30 @@ async def test_an_escalated_run_is_recorded_as_escalated_and_the_user_told_why(
     texts = [m.text for m in await outbox(app)]
     assert "I stopped here: 2 different tools kept failing." in texts
     assert await app.bus.counts(INBOUND) == {"done": 1}  # escalation ends the run, not the message
+
+
+async def test_each_notice_the_user_sees_says_what_happened(app: App) -> None:
+    listing = [call(("vault_list", {"folder": "", "limit": n})) for n in (1, 2, 3)]  # the same empty answer
+    refused = [call(("vault_read", {"path": f"../secret{n}"})) for n in (1, 2, 3)]
+    model = ScriptedModel()
+    model.enqueue(*listing, *refused, call(("vault_list", {"folder": "", "limit": 4})), say("Nothing there."))
+    result, steps = await run(app, model, Limits(max_tool_calls=8))
+
+    assert result.status == "completed"
+    notices = [
+        "⚠ The last 3 tool calls returned the same result.",
+        "⚠ vault_read failed 3 times in a row.",
+        "⚠ 3 calls were refused by policy (paths outside the vault or hidden folders).",
+        "⚠ vault_read keeps failing (path_not_allowed, 3 times); it needs your attention.",
+        "⚠ One tool call is left before this run's limit of 8.",
+    ]
+    assert [notice for _, _, notice in steps.events] == notices
+    # The audit trail's events say the same, with the tool and the attempts.
+    assert [(t, d.get("description") or d["message"], d.get("tool")) for t, d, _ in steps.events] == [
+        ("failure.detected", notices[0][2:], "vault_list"),
+        ("failure.detected", notices[1][2:], "vault_read"),
+        ("failure.detected", notices[2][2:], None),
+        ("run.escalated", notices[3][2:], None),
+        ("failure.detected", notices[4][2:], None),
+    ]
+    assert steps.events[3][1]["attempts"] == 3
