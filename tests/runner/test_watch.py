@@ -31,6 +31,8 @@ def broken(error_type: str = "storage_error") -> dict[str, Any]:
         ("unknown_tool", False, "permanent"),
         ("storage_error", True, "transient"),
         ("internal_error", True, "transient"),
+        ("timeout", False, "transient"),  # the kind decides, whatever the flag says
+        ("changed_on_disk", True, "transient"),  # or the tool's own word that a retry may help
         ("changed_on_disk", False, "replan"),
         ("not_found", False, "replan"),
     ],
