@@ -15,7 +15,7 @@ from typing import Any
 from bot.app import App
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import run_inbox
+from tests.helpers import outbox, run_inbox
 from tests.runner.conftest import send
 
 REQUEST_KEYS = {"model", "max_tokens", "system", "messages", "tools", "stream", "metadata", "temperature"}
@@ -128,3 +128,9 @@ async def test_every_request_of_runs_with_tools_hints_and_a_guard_stop_is_well_f
     assert [b.get("is_error", False) for b in stopped] == [False, False, True]
     assert "Not run: vault_search was called with the same input 3 times" in stopped[2]["content"]
     assert last["messages"][-1] == {"role": "user", "content": "still there?"}
+    # And the user heard each answer once, and of the stopped run only why it stopped.
+    assert [m.text for m in await outbox(app)] == [
+        "Filed under Inbox/Milk.",
+        "I stopped here: vault_search was called with the same input 3 times within 10 calls.",
+        "Yes.",
+    ]
