@@ -226,4 +226,4 @@ async def test_each_notice_the_user_sees_says_what_happened(app: App) -> None:
         ("run.escalated", notices[3][2:], None),
         ("failure.detected", notices[4][2:], None),
     ]
-    assert steps.events[3][1]["attempts"] == 3
+    assert steps.events[3][1] == {"signature": "vault_read:path_not_allowed", "attempts": 3, "message": notices[3][2:]}
