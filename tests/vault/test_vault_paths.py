@@ -112,6 +112,15 @@ def test_a_link_out_or_into_a_hidden_folder_is_refused_saying_where_it_leads(not
     assert files_under(outside) == []
 
 
+def test_a_folder_name_of_exactly_255_bytes_is_allowed(notes: Vault) -> None:
+    folder = "é" * 127 + "f"  # 255 bytes, as long as Linux, macOS and Windows allow
+
+    result = notes.write(folder, "T", "kept")
+
+    assert result.path == f"{folder}/T.md"
+    assert notes.read(result.path).content.strip() == "kept"
+
+
 def test_symlinked_folder_pointing_out_is_refused(notes: Vault, outside: Path) -> None:
     (outside / "secret.md").write_text("secret", encoding="utf-8")
     (notes.root / "escape").symlink_to(outside, target_is_directory=True)
@@ -172,6 +181,10 @@ def test_dot_components_and_whitespace_are_harmless(notes: Vault) -> None:
         ("...", "Untitled"),
         ("  trailing dots.. ", "trailing dots"),
         ("???", "Untitled"),
+        ("Xmas eXtra X", "Xmas eXtra X"),
+        # A cut name drops the dot or space it ends on (Windows would), and nothing else.
+        ("a" * 246 + ". b", "a" * 246),
+        ("X" * 300, "X" * 248),
     ],
 )
 def test_file_names_from_titles(title: str, stem: str) -> None:
