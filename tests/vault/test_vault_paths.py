@@ -67,6 +67,21 @@ def test_error_names_the_input_and_no_host_path(notes: Vault) -> None:
 
 
 @pytest.mark.parametrize(
+    ("bad", "shown"),
+    [
+        ("Café/../../x", "'Café/../../x'"),  # printable: as typed
+        ("a\nb/../../x", "'a\\nb/../../x'"),  # a newline or escape code cannot break the log line
+        ("x" * 70 + "/../../y", "'" + "x" * 59 + "…'"),  # long input cut to 60 characters
+        ("x" * 54 + "/../..", "'" + "x" * 54 + "/../..'"),  # exactly 60: kept whole
+    ],
+)
+def test_an_error_quotes_the_input_escaped_and_cut(notes: Vault, bad: str, shown: str) -> None:
+    with pytest.raises(PathNotAllowed) as caught:
+        notes.list(bad)
+    assert str(caught.value) == f"{shown} leaves the vault."
+
+
+@pytest.mark.parametrize(
     ("bad", "why"),
     [
         ("a\x00b", "contains a NUL byte"),
