@@ -227,3 +227,12 @@ async def test_each_notice_the_user_sees_says_what_happened(app: App) -> None:
         ("failure.detected", notices[4][2:], None),
     ]
     assert steps.events[3][1] == {"signature": "vault_read:path_not_allowed", "attempts": 3, "message": notices[3][2:]}
+    # The model reads each pattern with what to do about it, after the results of the call that showed it.
+    told = [b["text"] for m in model.calls[1:] for b in m[-1]["content"] if b["type"] == "text"]
+    for notice, advice in [
+        (notices[0], "Repeating them will not help; answer with what you have."),
+        (notices[1], "Read the error and change the input, or use another tool."),
+        (notices[2], "Use vault-relative paths in ordinary folders."),
+        (notices[4], "Finish now: reply to the user with what you have."),
+    ]:
+        assert f"[vaultbot] {notice[2:]} {advice}" in told
