@@ -134,3 +134,21 @@ async def test_every_request_of_runs_with_tools_hints_and_a_guard_stop_is_well_f
         "I stopped here: vault_search was called with the same input 3 times within 10 calls.",
         "Yes.",
     ]
+
+
+async def test_a_run_that_ended_on_an_empty_reply_reads_as_done_in_the_next_request(
+    app: App, fake_anthropic: FakeAnthropic
+) -> None:
+    # The usual end of a run that answered through send_message: an empty final text.
+    fake_anthropic.enqueue(api.tool_use(("send_message", {"text": "Noted."})), api.text(""), api.text("Yes."))
+    await send(app, "note this")
+    await run_inbox(app)
+    await send(app, "done?")
+    await run_inbox(app)
+
+    last = fake_anthropic.requests[-1].body
+    assert_accepted_by_the_api(last)
+    # Not "(Run stopped: …)" or "(This turn ended without a reply.)": the model would take it as unfinished work.
+    ended = last["messages"][-2]
+    assert ended["role"] == "assistant" and [b["text"] for b in ended["content"]] == ["(Done.)"]
+    assert [m.text for m in await outbox(app)] == ["Noted.", "Yes."]
