@@ -27,6 +27,7 @@ from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, Store
 from bot.tools import Dispatcher, ToolContext, queue_notice, queue_reply
+from bot.transcribe import VoiceNotes
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +131,10 @@ class TurnHandler:
         summarizer: AuditSummarizer | None = None,
         budget: DailyBudget | None = None,
         over_budget: ModelClient | None = None,
+        voice: VoiceNotes | None = None,
     ) -> None:
-        """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day."""
+        """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
+        ``voice`` transcribes the recordings that come with messages."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -149,6 +152,7 @@ class TurnHandler:
         self._clock = clock
         self._budget = budget
         self._over_budget = over_budget
+        self._voice = voice
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -172,6 +176,8 @@ class TurnHandler:
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             await self._finish(delivery, context, result)
             return ACKED
+        # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
+        text = await self._voice.prepare(message, context) if self._voice else message.text
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
@@ -181,7 +187,7 @@ class TurnHandler:
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
-                text=message.text,
+                text=text,
                 context=context,
                 recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
