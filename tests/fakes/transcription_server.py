@@ -50,7 +50,9 @@ class _Fault:
 class FakeTranscription:
     """The server. Use as a context manager; hand ``base_url`` to vaultbot."""
 
-    def __init__(self, *, key: str | None = KEY, text: str = "Buy oat milk and call the plumber about the tap.") -> None:
+    def __init__(
+        self, *, key: str | None = KEY, text: str = "Buy oat milk and call the plumber about the tap."
+    ) -> None:
         self.key = key
         self.text = text
         self.models = ["whisper-1"]
