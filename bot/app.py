@@ -173,8 +173,8 @@ def _capture(settings: Settings, clock: Clock, *, hint: str | None = ENABLE_HINT
     return CaptureModel(vault.inbox, daily=daily, now=clock.now, hint=hint)
 
 
-def build_transcriber(settings: Settings) -> TranscriptionClient | None:
-    """The transcription service's client, when one is configured."""
+def build_transcriber(settings: Settings, *, timeout: float | None = None) -> TranscriptionClient | None:
+    """The transcription service's client, when one is configured (``timeout`` replaces the setting's)."""
     config = settings.transcribe
     if not config.enabled:
         return None
@@ -182,7 +182,7 @@ def build_transcriber(settings: Settings) -> TranscriptionClient | None:
         base_url=config.endpoint,
         api_key=config.api_key.get_secret_value() if config.api_key else None,
         model=config.model,
-        timeout=config.timeout,
+        timeout=timeout or config.timeout,
     )
 
 
