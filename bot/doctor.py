@@ -12,7 +12,6 @@ from bot.clock import Clock
 from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file
 
-
 # Seconds the doctor waits for an endpoint: it reports a hung one rather than hanging with it.
 DOCTOR_TIMEOUT = 10.0
 
