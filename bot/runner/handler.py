@@ -3,7 +3,7 @@
 Idempotent across crashes: replies are keyed by (inbound message, sequence) in the outbox, the
 turn is appended to history once per inbound message, and the finishing writes (reply, history,
 run record, ack) are one transaction, so a crash before it re-runs the message and a crash after
-it finds the message done.
+it finds the message done. A recording's transcript is kept once obtained, so a re-run reuses it.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ class TranscriptionClient:
         try:
             response = await self._send("GET", "models")
         except TranscriptionError as exc:
-            if "HTTP 404" in exc.reason or "HTTP 405" in exc.reason:
+            if exc.status in (404, 405):
                 return None
             raise
         try:
@@ -95,16 +95,18 @@ class TranscriptionClient:
             return TranscriptionError(
                 f"the service refused the API key (HTTP {status}{quoted}); check VAULTBOT_TRANSCRIBE__API_KEY",
                 retryable=False,
+                status=status,
             )
         if status == 404:
             return TranscriptionError(
                 f"the service has no such endpoint (HTTP 404{quoted}); check VAULTBOT_TRANSCRIBE__BASE_URL",
                 retryable=False,
+                status=status,
             )
         retryable = status in RETRYABLE or status >= 500
         what = "the service failed" if retryable else "the service refused the recording"
         return TranscriptionError(
-            f"{what} (HTTP {status}{quoted})", retryable=retryable, retry_after=_retry_after(response)
+            f"{what} (HTTP {status}{quoted})", retryable=retryable, retry_after=_retry_after(response), status=status
         )
 
     def _redact(self, text: str) -> str:

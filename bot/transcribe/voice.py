@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot.bus import Audio, Bus, InboundMessage
@@ -105,9 +105,7 @@ class VoiceNotes:
             return Outcome(row["status"], row["text"], row["detail"], row["attempts"], row["duration_ms"], reused=True)
         started = time.perf_counter()
         outcome = await self._obtain(audio, self._client)
-        outcome = Outcome(
-            outcome.status, outcome.text, outcome.detail, outcome.attempts, (time.perf_counter() - started) * 1000
-        )
+        outcome = replace(outcome, duration_ms=(time.perf_counter() - started) * 1000)
         await self._db.execute(
             "INSERT INTO transcripts (audio, status, text, detail, attempts, duration_ms, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (audio) DO NOTHING",
@@ -153,20 +151,21 @@ class VoiceNotes:
 
     async def _with_retries(self, audio: Audio, data: bytes, client: TranscriptionClient) -> Outcome:
         limits = self._settings
-        for attempt in range(1, limits.attempts + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 text = await client.transcribe(data, Path(audio.path).name)
             except TranscriptionError as exc:
                 log.warning("transcription %s: attempt %d failed: %s", audio.path, attempt, exc.reason)
                 if not exc.retryable:
                     return Outcome("failed", detail=exc.reason, attempts=attempt)
-                if attempt == limits.attempts:
+                if attempt >= limits.attempts:
                     return Outcome("failed", detail=f"{exc.reason}, {attempt} times", attempts=attempt)
                 backoff = limits.backoff_seconds * 2 ** (attempt - 1)
                 await self._sleep(min(limits.backoff_max_seconds, max(backoff, exc.retry_after or 0.0)))
                 continue
             return Outcome("transcribed", text=text, attempts=attempt)
-        raise AssertionError("unreachable: the loop returns on its last attempt")
 
 
 def _words(audio: Audio, outcome: Outcome) -> str:

@@ -55,7 +55,7 @@ class FakeTranscription:
     ) -> None:
         self.key = key
         self.text = text
-        self.models = ["whisper-1"]
+        self.models: list[str] | None = ["whisper-1"]  # None: no /v1/models route, as some local servers
         self.requests: list[Heard] = []
         self._faults: deque[_Fault] = deque()
         self._open = threading.Event()
@@ -122,7 +122,7 @@ class FakeTranscription:
         if self.key is not None and sent_key != self.key:
             message = f"Incorrect API key provided: {sent_key}."
             return 401, json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode(), {}
-        if heard.path == "/v1/models" and heard.method == "GET":
+        if heard.path == "/v1/models" and heard.method == "GET" and self.models is not None:
             data = [{"id": m, "object": "model"} for m in self.models]
             return 200, json.dumps({"object": "list", "data": data}).encode(), {}
         if heard.path != "/v1/audio/transcriptions" or heard.method != "POST":

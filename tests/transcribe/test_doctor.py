@@ -50,6 +50,15 @@ async def test_a_broken_endpoint_fails_the_check_and_says_why(
     assert not check.ok and says in check.detail and KEY not in check.detail
 
 
+async def test_a_server_without_a_model_list_is_reported_reachable(
+    tmp_path: Path, fake_transcription: FakeTranscription
+) -> None:
+    fake_transcription.models = None  # e.g. a local whisper server: GET /v1/models is a 404, no key needed
+    fake_transcription.key = None
+    check = await transcription_check(tmp_path, base_url=fake_transcription.base_url)
+    assert check.ok and "reachable, lists no models (no key)" in check.detail
+
+
 async def test_unset_transcription_is_reported_as_off(tmp_path: Path) -> None:
     check = await transcription_check(tmp_path)
     assert check.ok and check.detail.startswith("off: voice notes are filed without a transcript")
