@@ -49,8 +49,8 @@ async def test_failures_that_may_pass_are_retried_until_the_transcript_comes(
 ) -> None:
     if fault == "garbage":
         fake_transcription.garbage(2)
-    else:
-        fake_transcription.fail(2, int(fault), retry_after=0 if fault == "429" else None)
+    else:  # an hour's Retry-After is capped at backoff_max_seconds: the test would time out otherwise
+        fake_transcription.fail(2, int(fault), retry_after=3600 if fault == "429" else None)
     app = await voice_app()
     await send_recording(app)
     await run_inbox(app)
@@ -155,6 +155,31 @@ async def test_a_rerun_reuses_the_transcript_instead_of_asking_again(
     spoken = fake_anthropic.requests[1].body["messages"][-1]["content"]
     assert "[Transcript of my voice note, my own words, spoken:]\nBuy oat milk" in str(spoken)
     assert [m.text for m in await outbox(app) if m.kind == "reply"] == ["Got it: oat milk and the plumber."]
+
+
+async def test_a_rerun_after_a_failed_transcription_neither_asks_again_nor_tells_twice(
+    voice_app: VoiceApp, fake_transcription: FakeTranscription, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_transcription.fail(3, 500)
+    fake_anthropic.enqueue(api.status(500), api.text("Noted, without the words."))
+    claude = {"anthropic_api_key": "sk-ant-test", "anthropic_base_url": fake_anthropic.base_url}
+    app = await voice_app(app={**claude, "model": {"name": "claude-test", "sdk_max_retries": 0}})
+    await send_recording(app)
+    await run_inbox(app)
+    assert len(fake_anthropic.requests) == 2 and len(fake_transcription.transcriptions()) == 3
+    assert len([t for t in await notices(app) if "could not transcribe" in t]) == 1
+    [last, first] = await app.store.list_runs(limit=2)
+    steps = [s for run in (first, last) for s in (await app.store.get_run(run["id"]) or {})["steps"]]
+    assert [s["output"]["reused"] for s in steps if s["name"] == "transcription"] == [False, True]
+
+
+async def test_a_recording_without_speech_says_so(voice_app: VoiceApp, fake_transcription: FakeTranscription) -> None:
+    fake_transcription.text = ""
+    app = await voice_app()
+    await send_recording(app)
+    await run_inbox(app)
+    assert "This voice note was transcribed, but no speech was found in it." in inbox_note(app)
+    assert await notices(app) == []
 
 
 async def test_the_key_never_reaches_logs_the_store_the_vault_or_the_user(
