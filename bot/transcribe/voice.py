@@ -92,6 +92,11 @@ class VoiceNotes:
         notice = _notice(audio, outcome)
         if notice is not None:
             await queue_notice(self._bus, context, notice, key="transcription")
+            if not outcome.reused:  # in `vaultbot log` once, like the notice
+                summary = f"{audio.noun.capitalize()} {audio.path} filed without a transcript: {outcome.detail}"
+                await self._store.add_interaction(
+                    conversation=context.conversation, category="transcription", summary=summary, run_id=context.run_id
+                )
         return f"{message.text}\n{_words(audio, outcome)}" if message.text else _words(audio, outcome)
 
     async def outcome(self, audio: Audio) -> Outcome:
@@ -155,7 +160,7 @@ class VoiceNotes:
         while True:
             attempt += 1
             try:
-                text = await client.transcribe(data, Path(audio.path).name)
+                text = await client.transcribe(data, upload_name(audio.path))
             except TranscriptionError as exc:
                 log.warning("transcription %s: attempt %d failed: %s", audio.path, attempt, exc.reason)
                 if not exc.retryable:
@@ -166,6 +171,13 @@ class VoiceNotes:
                 await self._sleep(min(limits.backoff_max_seconds, max(backoff, exc.retry_after or 0.0)))
                 continue
             return Outcome("transcribed", text=text, attempts=attempt)
+
+
+def upload_name(path: str) -> str:
+    """The file name sent with a recording: its own, with Ogg/Opus spellings that OpenAI refuses
+    (``.oga``, ``.opus``) given the ``.ogg`` it takes; services tell the format by the extension."""
+    name = Path(path)
+    return name.with_suffix(".ogg").name if name.suffix.lower() in (".oga", ".opus") else name.name
 
 
 def _words(audio: Audio, outcome: Outcome) -> str:

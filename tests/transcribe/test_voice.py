@@ -72,6 +72,8 @@ async def test_a_recording_failing_every_attempt_is_filed_without_a_transcript_a
     [told] = await notices(app)
     assert "could not transcribe your voice note" in told and "HTTP 503" in told and "3 times" in told
     assert "\n" not in told
+    [logged] = [e for e in await app.store.list_interactions() if e["category"] == "transcription"]
+    assert logged["summary"].startswith("Voice note Attachments/voice 7.ogg filed without a transcript")
     assert (app.notes.root / "Attachments" / "voice 7.ogg").read_bytes() == b"OggS-voice"
 
 
@@ -168,9 +170,24 @@ async def test_a_rerun_after_a_failed_transcription_neither_asks_again_nor_tells
     await run_inbox(app)
     assert len(fake_anthropic.requests) == 2 and len(fake_transcription.transcriptions()) == 3
     assert len([t for t in await notices(app) if "could not transcribe" in t]) == 1
+    assert [e["category"] for e in await app.store.list_interactions()].count("transcription") == 1
     [last, first] = await app.store.list_runs(limit=2)
     steps = [s for run in (first, last) for s in (await app.store.get_run(run["id"]) or {})["steps"]]
     assert [s["output"]["reused"] for s in steps if s["name"] == "transcription"] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("saved", "sent"), [("memo.opus", "memo.ogg"), ("memo.oga", "memo.ogg"), ("memo.m4a", "memo.m4a")]
+)
+async def test_a_recording_is_sent_under_a_name_the_service_takes(
+    voice_app: VoiceApp, fake_transcription: FakeTranscription, saved: str, sent: str
+) -> None:
+    app = await voice_app()
+    await send_recording(app, name=saved, kind="audio")
+    await run_inbox(app)
+    [heard] = fake_transcription.transcriptions()
+    assert heard.filename == sent
+    assert f"![[Attachments/{saved}]]" in inbox_note(app)  # the file in the vault keeps its name
 
 
 async def test_a_recording_without_speech_says_so(voice_app: VoiceApp, fake_transcription: FakeTranscription) -> None:
