@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from bot.bus import INBOUND, Bus, Worker
+from bot.bus import INBOUND, Bus, Progress, Worker
 from bot.clock import Clock
 from bot.db import Database
 from bot.reminders import ReminderBook, Scheduler
@@ -46,6 +46,8 @@ class App:
     review: ReviewLink
     reminders: ReminderBook
     scheduler: Scheduler
+    # Replies as they are written, for the channels that show them (ephemeral, in-process).
+    progress: Progress
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
@@ -74,6 +76,7 @@ class App:
         if settings.budget.daily_usd is not None and mode == "assistant":
             budget = DailyBudget(store, clock, settings.budget.daily_usd)
         review = ReviewLink()
+        progress = Progress()
         handler = TurnHandler(
             db=db,
             bus=bus,
@@ -91,6 +94,7 @@ class App:
             clock=clock,
             budget=budget,
             over_budget=_capture(settings, clock, hint=None) if budget else None,
+            progress=progress,
             commands=CommandRunner(
                 dispatcher=dispatcher,
                 store=store,
@@ -103,7 +107,9 @@ class App:
                 reminders=reminders,
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock, review, reminders, scheduler)
+        return cls(
+            settings, db, bus, store, notes, model, handler, summarizer, clock, review, reminders, scheduler, progress
+        )
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""
