@@ -1,0 +1,146 @@
+"""A reply grows in the chat as the model writes it (sendMessageDraft), then is sent once as a real
+message. Real ptb and the real anthropic SDK, against the fake Bot API and a streaming fake
+Messages API."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.channels.telegram.render import render
+from bot.runner import AnthropicModel
+from tests.channels.telegram_harness import ANN, Serve
+from tests.fakes import anthropic_server as api
+from tests.fakes import telegram_server as tg
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.telegram_server import FakeTelegram
+
+ANSWER = " ".join(f"word{i}" for i in range(60))  # 60 words, about 400 characters, no Markdown
+
+
+@pytest.fixture
+async def claude(fake_anthropic: FakeAnthropic) -> AsyncIterator[AnthropicModel]:
+    model = AnthropicModel(
+        api_key="sk-ant-drafts", base_url=fake_anthropic.base_url, model="claude-test", max_tokens=1024, max_retries=0
+    )
+    yield model
+    await model.close()
+
+
+class Gate:
+    """Holds a streamed answer before each delta until the test lets it through."""
+
+    def __init__(self) -> None:
+        self.allowed = 0
+        self._cond = threading.Condition()
+
+    def allow(self, deltas: int) -> None:
+        with self._cond:
+            self.allowed = deltas
+            self._cond.notify_all()
+
+    def __call__(self, index: int) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self.allowed > index, timeout=30)
+
+
+def sends(fake: FakeTelegram) -> list[str]:
+    """The bot's outgoing messages and drafts, in the order Telegram received them."""
+    return [r.method for r in fake.requests if r.method in ("sendMessage", "sendMessageDraft")]
+
+
+async def test_a_streamed_answer_grows_as_drafts_then_is_sent_once(
+    serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
+) -> None:
+    gate = Gate()
+    fake_anthropic.enqueue(api.streamed(api.text(ANSWER), delta_chars=40, pace=gate))
+    await serve(claude, draft_interval=0.01)
+    fake.push_update(tg.text_update("tell me sixty words"))
+    for deltas in range(1, len(ANSWER) // 40 + 2):
+        gate.allow(deltas)
+        shown = ANSWER[: 40 * deltas].rstrip()
+        await fake.await_for(lambda f, shown=shown: bool(f.drafts) and f.drafts[-1]["text"] == shown)
+    await fake.await_for(lambda f: len(f.sent) == 1)
+
+    texts = [d["text"] for d in fake.drafts]
+    assert len(texts) >= len(ANSWER) // 40 + 1  # it grew in steps, not at once
+    assert all(later.startswith(earlier) for earlier, later in zip(texts, texts[1:], strict=False))
+    assert {d["chat_id"] for d in fake.drafts} == {ANN}
+    assert len({d["draft_id"] for d in fake.drafts}) == 1  # one draft, updated in place
+    assert fake.sent_texts == [ANSWER]
+    assert sends(fake)[-1] == "sendMessage"  # no draft after the real message: it would show again
+
+
+async def test_drafts_of_one_answer_are_at_least_the_interval_apart(
+    serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
+) -> None:
+    # The model writes a delta every 20 ms for about a second; drafts may go out every 0.25 s.
+    fake_anthropic.enqueue(api.streamed(api.text(ANSWER), delta_chars=8, pace=lambda _: time.sleep(0.02)))
+    started = time.monotonic()
+    await serve(claude, draft_interval=0.25)
+    fake.push_update(tg.text_update("tell me sixty words"))
+    await fake.await_for(lambda f: len(f.sent) == 1)
+    took = time.monotonic() - started
+
+    gaps = [b["at"] - a["at"] for a, b in zip(fake.drafts, fake.drafts[1:], strict=False)]
+    assert len(fake.drafts) >= 2
+    assert min(gaps) >= 0.25 * 0.8  # received; each was sent at least 0.25 s after the one before
+    assert len(fake.drafts) <= took / 0.25 + 1
+    assert fake.sent_texts == [ANSWER]
+
+
+async def test_a_429_on_drafts_neither_delays_nor_loses_the_reply(
+    serve: Serve,
+    fake: FakeTelegram,
+    fake_anthropic: FakeAnthropic,
+    claude: AnthropicModel,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "1")  # else ptb warns on building RetryAfter (an error here)
+    caplog.set_level(logging.INFO, logger="bot.channels.telegram.drafts")
+    gate = Gate()
+    fake_anthropic.enqueue(api.streamed(api.text(ANSWER), delta_chars=40, pace=gate))
+    fake.fail_next("sendMessageDraft", 429, "Too Many Requests: retry after 30", retry_after=30)
+    await serve(claude, draft_interval=0.01)
+    fake.push_update(tg.text_update("tell me sixty words"))
+    gate.allow(1)
+    await fake.await_for(lambda f: len(f.calls("sendMessageDraft")) == 1)
+    gate.allow(len(ANSWER))
+    # Well within the 30 s Telegram asked drafts to wait: the reply does not wait with them.
+    await fake.await_for(lambda f: len(f.sent) == 1, timeout=10)
+    assert fake.sent_texts == [ANSWER]
+    assert len(fake.calls("sendMessageDraft")) == 1 and fake.drafts == []  # drafts to this chat paused
+    assert "drafts to chat 42 paused 30s" in caplog.text
+
+
+async def test_a_long_answer_drafts_its_last_message_within_telegrams_limit(
+    serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
+) -> None:
+    paragraphs = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor " * 20 for i in range(20))  # ~7,600
+    gate = Gate()
+    fake_anthropic.enqueue(api.streamed(api.text(paragraphs), delta_chars=500, pace=gate))
+    await serve(claude, draft_interval=0.01)
+    fake.push_update(tg.text_update("write a lot"))
+    for deltas in range(1, len(paragraphs) // 500 + 2):
+        gate.allow(deltas)
+        await fake.await_for(lambda f, d=deltas: len(f.drafts) >= min(d, 1) and f.pending_updates == [])
+    await fake.await_for(lambda f: len(f.sent) == 2)
+    assert fake.sent_texts == [chunk.text for chunk in render(paragraphs)]
+    assert all(tg.utf16_len(d["text"]) <= tg.MAX_MESSAGE_LENGTH for d in fake.drafts)
+    # Past the first message's worth, the draft shows the second message as it grows.
+    assert fake.drafts[-1]["text"] == fake.sent_texts[1][: len(fake.drafts[-1]["text"])]
+
+
+async def test_group_chats_and_a_zero_interval_get_no_drafts_and_the_same_reply(
+    serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
+) -> None:
+    fake_anthropic.enqueue(api.streamed(api.text(ANSWER)), api.streamed(api.text(ANSWER)))
+    await serve(claude, draft_interval=0, allow_groups=True)
+    fake.push_update(tg.text_update("tell me sixty words"))
+    await fake.await_for(lambda f: len(f.sent) == 1)
+    assert fake.sent_texts == [ANSWER] and fake.calls("sendMessageDraft") == []
