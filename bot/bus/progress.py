@@ -10,8 +10,6 @@ with the subscribers and wakes them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 __all__ = ["Draft", "DraftWriter", "Progress", "Subscription"]
@@ -44,12 +42,26 @@ class Draft:
 
 
 class Subscription:
-    """One channel's view of progress: the drafts that changed since it last looked."""
+    """One channel's view of progress: the drafts that changed since it last looked. Receives from
+    :meth:`Progress.subscribe` until :meth:`close` (or the end of its ``with`` block)."""
 
-    def __init__(self, channel: str) -> None:
+    def __init__(self, channel: str, hub: Progress) -> None:
         self.channel = channel
+        self._hub = hub
         self._changed: dict[str, Draft] = {}
         self._wake = asyncio.Event()
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop receiving."""
+        subscribers = self._hub._subscribers.get(self.channel, [])
+        if self in subscribers:
+            subscribers.remove(self)
 
     def _push(self, draft: Draft) -> None:
         self._changed[draft.key] = draft
@@ -113,15 +125,12 @@ class Progress:
         """The draft of the run on inbound message ``key`` still being written, if any."""
         return self._live.get(key)
 
-    @contextmanager
-    def subscribe(self, channel: str) -> Iterator[Subscription]:
-        """Receive the drafts of runs replying on ``channel`` while the block runs."""
-        subscription = Subscription(channel)
+    def subscribe(self, channel: str) -> Subscription:
+        """Receive the drafts of runs replying on ``channel`` from now on. Subscribe before the
+        runner starts, or a run it begins at once (a redelivery after a restart) is not seen."""
+        subscription = Subscription(channel, self)
         self._subscribers.setdefault(channel, []).append(subscription)
-        try:
-            yield subscription
-        finally:
-            self._subscribers[channel].remove(subscription)
+        return subscription
 
     def _publish(self, draft: Draft) -> None:
         for subscription in self._subscribers.get(draft.channel, ()):

@@ -5,15 +5,19 @@ Messages API."""
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.channels.telegram.render import render
 from bot.runner import AnthropicModel
-from tests.channels.telegram_harness import ANN, Serve
+from tests.channels.telegram_harness import ANN, RunVaultbot, Serve, stop, wait_until
+from tests.channels.test_telegram_crash import inbound_statuses, start
 from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -144,3 +148,37 @@ async def test_group_chats_and_a_zero_interval_get_no_drafts_and_the_same_reply(
     fake.push_update(tg.text_update("tell me sixty words"))
     await fake.await_for(lambda f: len(f.sent) == 1)
     assert fake.sent_texts == [ANSWER] and fake.calls("sendMessageDraft") == []
+
+
+def test_a_sigkill_mid_stream_then_a_restart_sends_the_answer_once(
+    tmp_path: Path, fake: FakeTelegram, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot
+) -> None:
+    killed = threading.Event()
+    requests: list[dict[str, Any]] = []
+    drafted = 0  # drafts sent before the kill
+
+    def answer(body: dict[str, Any]) -> api.Canned:
+        requests.append(body)
+        if len(requests) == 1:  # the first process dies three deltas into the answer
+            return api.streamed(api.text(ANSWER), delta_chars=40, pace=lambda i: i < 3 or killed.wait(30))
+        # The re-run holds at the same point until it too has shown a draft.
+        return api.streamed(
+            api.text(ANSWER), delta_chars=40, pace=lambda i: i != 3 or fake.wait_for(lambda f: len(f.drafts) > drafted)
+        )
+
+    fake_anthropic.handler = answer
+    fake.push_update(tg.text_update("tell me sixty words"))
+    first = start(vaultbot_run, fake, fake_anthropic, VAULTBOT_TELEGRAM__DRAFT_INTERVAL="0.01")
+    wait_until(lambda: bool(fake.drafts) and fake.drafts[-1]["text"] == ANSWER[:120].rstrip(), "a draft", first)
+    stop(first, signal.SIGKILL)
+    drafted = len(fake.drafts)
+    killed.set()
+
+    second = start(vaultbot_run, fake, fake_anthropic, VAULTBOT_TELEGRAM__DRAFT_INTERVAL="0.01")
+    wait_until(lambda: inbound_statuses(tmp_path) == ["done"] and len(fake.sent) >= 1, "the answer", second)
+    errors = stop(second, signal.SIGTERM)
+    assert second.returncode == 0, errors
+    assert fake.sent_texts == [ANSWER]
+    assert len(fake.drafts) > drafted  # the re-run streamed again…
+    assert len({d["draft_id"] for d in fake.drafts}) == 1  # …into the same draft, which the answer replaced
+    assert sends(fake)[-1] == "sendMessage"

@@ -72,6 +72,8 @@ class Drafts:
     ) -> None:
         self._bot = bot
         self._progress = progress
+        # Subscribed now, when the channel is built: before the runner can start a run.
+        self._subscription = progress.subscribe(CHANNEL)
         self._typing = typing
         self._interval = interval
         self._streams: dict[str, _Stream] = {}  # by the run's inbound message id
@@ -79,7 +81,7 @@ class Drafts:
 
     async def run(self) -> None:
         """Show drafts until cancelled."""
-        with self._progress.subscribe(CHANNEL) as subscription:
+        with self._subscription as subscription:
             try:
                 while True:
                     for draft in await subscription.changes():
