@@ -8,6 +8,7 @@ each tool call as it begins.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 from collections import deque
@@ -60,12 +61,13 @@ class ScriptedModel:
         else:
             reply = self.handler(messages)
         if listener is not None:
-            stream(reply, listener)
+            await stream(reply, listener)
         return reply
 
 
-def stream(reply: ModelReply, listener: TextListener) -> None:
-    """Tell ``listener`` the reply as the real client would: its text in words, then its tool calls."""
+async def stream(reply: ModelReply, listener: TextListener) -> None:
+    """Tell ``listener`` the reply as the real client would: its text word by word (yielding to the
+    event loop between words, as a network read would), and each tool call as it begins."""
     written = False
     for block in reply.content:
         if block.get("type") == "tool_use":
@@ -77,4 +79,5 @@ def stream(reply: ModelReply, listener: TextListener) -> None:
             for word in re.findall(r"\S*\s*", block["text"]):
                 if word:
                     listener.text(word)
+                    await asyncio.sleep(0)
             written = True
