@@ -7,8 +7,9 @@ kept in ``requests`` (body and headers) for assertions.
 A request with ``"stream": true`` (the SDK's ``messages.stream``) gets the same message as
 server-sent events, as the API sends them: text in deltas of ``delta_chars`` characters, tool input
 as partial JSON. ``streamed(...)`` sets how: ``pace(i)`` runs before delta ``i`` is sent (block on
-an event to hold the stream mid-answer, or sleep to stream at a model's speed), and ``cut_after``
-ends the connection after that many deltas, before the answer is complete.
+an event to hold the stream mid-answer, or sleep to stream at a model's speed), ``cut_after``
+ends the connection after that many deltas, before the answer is complete, and ``error_after``
+sends an ``error`` event there instead (an ``overloaded_error``, as the API does mid-answer).
 
 With ``prompt_cache=True`` the server keeps a prompt cache by the documented rules
 (``tests/fakes/prompt_cache.py``) and answers every successful request with the input, cache-read
@@ -42,13 +43,20 @@ class Canned:
     delta_chars: int = 20
     pace: Callable[[int], None] | None = None
     cut_after: int | None = None
+    error_after: int | None = None
 
 
 def streamed(
-    canned: Canned, *, delta_chars: int = 20, pace: Callable[[int], None] | None = None, cut_after: int | None = None
+    canned: Canned,
+    *,
+    delta_chars: int = 20,
+    pace: Callable[[int], None] | None = None,
+    cut_after: int | None = None,
+    error_after: int | None = None,
 ) -> Canned:
-    """``canned`` streamed in deltas of ``delta_chars``, paced by ``pace``, cut after ``cut_after`` deltas."""
-    return replace(canned, delta_chars=delta_chars, pace=pace, cut_after=cut_after)
+    """``canned`` streamed in deltas of ``delta_chars``, paced by ``pace``, cut (or failing with an
+    error event) after ``cut_after`` (``error_after``) deltas."""
+    return replace(canned, delta_chars=delta_chars, pace=pace, cut_after=cut_after, error_after=error_after)
 
 
 def sse_events(body: dict[str, Any], delta_chars: int) -> list[tuple[str, dict[str, Any]]]:
@@ -222,7 +230,9 @@ class FakeAnthropic:
                 deltas = 0
                 for name, data in sse_events(json.loads(canned.body), canned.delta_chars):
                     if name == "content_block_delta":
-                        if canned.cut_after is not None and deltas >= canned.cut_after:
+                        if canned.error_after is not None and deltas >= canned.error_after:
+                            name, data = "error", json.loads(_error_body("overloaded_error", "Overloaded"))
+                        elif canned.cut_after is not None and deltas >= canned.cut_after:
                             self.close_connection = True
                             self.wfile.write(b"0\r\n\r\n")
                             return
@@ -232,6 +242,8 @@ class FakeAnthropic:
                     event = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
                     self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
                     self.wfile.flush()
+                    if name == "error":
+                        break
                 self.wfile.write(b"0\r\n\r\n")
 
             def log_message(self, format: str, *args: Any) -> None:
