@@ -4,6 +4,7 @@ Messages API."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import threading
@@ -182,3 +183,33 @@ def test_a_sigkill_mid_stream_then_a_restart_sends_the_answer_once(
     assert len(fake.drafts) > drafted  # the re-run streamed again…
     assert len({d["draft_id"] for d in fake.drafts}) == 1  # …into the same draft, which the answer replaced
     assert sends(fake)[-1] == "sendMessage"
+
+
+@pytest.mark.parametrize(
+    ("steps", "reply"),
+    [
+        ([api.tool_use(("send_message", {"text": "On it."}), preamble="Let me see."), api.text("")], "On it."),
+        (
+            [api.tool_use(("log_interaction", {"summary": "hi"}), preamble="Let me note that."), api.text("Done.")],
+            "Done.",
+        ),
+    ],
+    ids=["send_message", "final text"],
+)
+async def test_a_run_that_calls_tools_leaves_no_draft_behind(
+    serve: Serve,
+    fake: FakeTelegram,
+    fake_anthropic: FakeAnthropic,
+    claude: AnthropicModel,
+    caplog: pytest.LogCaptureFixture,
+    steps: list[api.Canned],
+    reply: str,
+) -> None:
+    fake_anthropic.enqueue(*steps)
+    served = await serve(claude, draft_interval=0.01)
+    fake.push_update(tg.text_update("do something"))
+    await fake.await_for(lambda f: f.sent_texts == [reply])
+    await served.channel.stop()
+    await asyncio.wait_for(served.task, 10)  # no draft task left waiting
+    assert sends(fake)[-1] == "sendMessage"
+    assert "still pending" not in caplog.text  # the reply never waited on a draft

@@ -58,6 +58,11 @@ class _Stream:
     shown: str = ""
     plain: bool = False  # Telegram refused the formatting: plain text from then on
 
+    def close(self) -> None:
+        """No more drafts; wakes the task wherever it waits."""
+        self.closed.set()
+        self.changed.set()
+
 
 class Drafts:
     """Shows the replies of runs on the Telegram channel as they are written (``sendMessageDraft``)."""
@@ -88,7 +93,7 @@ class Drafts:
                         self._changed(draft)
             finally:
                 for stream in self._streams.values():
-                    stream.closed.set()
+                    stream.close()
                 tasks = [s.task for s in self._streams.values() if s.task is not None]
                 await asyncio.gather(*tasks, return_exceptions=True)
 
@@ -101,10 +106,13 @@ class Drafts:
             if draft is None:
                 return
             stream = self._streams[key] = _Stream(draft, chat_id=0)
-        stream.closed.set()
+        stream.close()
         if stream.task is not None and not stream.task.done():
             _, pending = await asyncio.wait({stream.task}, timeout=SETTLE_SECONDS)
             for task in pending:
+                log.warning(
+                    "telegram: a draft to chat %s still pending after %.0fs; cancelled", stream.chat_id, SETTLE_SECONDS
+                )
                 task.cancel()
 
     def _changed(self, draft: Draft) -> None:
@@ -116,13 +124,13 @@ class Drafts:
         stream = self._streams.get(draft.key)
         if stream is not None and stream.draft is draft:
             if draft.done:
-                stream.closed.set()
+                stream.close()
                 self._forget(stream)
             else:
                 stream.changed.set()
             return
         if stream is not None:  # a run before this one on the same message (a retry)
-            stream.closed.set()
+            stream.close()
         if draft.done or chat_id <= 0:  # Telegram shows drafts in private chats only
             return
         stream = self._streams[draft.key] = _Stream(draft, chat_id)
@@ -141,6 +149,8 @@ class Drafts:
         while True:
             await stream.changed.wait()
             stream.changed.clear()
+            if stream.closed.is_set():
+                return
             wait = max(stream.next_at, self._paused.get(stream.chat_id, 0.0)) - time.monotonic()
             if wait > 0:
                 with contextlib.suppress(TimeoutError):
