@@ -65,6 +65,8 @@ class TerminalChannel:
                         self._catch_up(draft)
 
     def _catch_up(self, draft: Draft) -> None:
+        if draft.done and draft is not self._draft:
+            return  # over before any of it was printed, or its reply already was: the outbox prints it
         if draft is not self._draft or draft.segment != self._segment:
             self._end_line()  # a new run, or text after a tool call: on a line of its own
             self._draft, self._segment, self._printed = draft, draft.segment, ""
