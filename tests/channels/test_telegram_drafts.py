@@ -17,7 +17,7 @@ import pytest
 
 from bot.channels.telegram.render import render
 from bot.runner import AnthropicModel
-from tests.channels.telegram_harness import ANN, RunVaultbot, Serve, stop, wait_until
+from tests.channels.telegram_harness import ANN, RunVaultbot, Serve, bus_statuses, stop, wait_until
 from tests.channels.test_telegram_crash import inbound_statuses, start
 from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
@@ -213,3 +213,38 @@ async def test_a_run_that_calls_tools_leaves_no_draft_behind(
     await asyncio.wait_for(served.task, 10)  # no draft task left waiting
     assert sends(fake)[-1] == "sendMessage"
     assert "still pending" not in caplog.text  # the reply never waited on a draft
+
+
+async def test_typing_goes_on_after_a_message_while_the_run_still_works(
+    tmp_path: Path, serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
+) -> None:
+    resumed: list[bool] = []
+
+    def actions_since(mark: int) -> int:
+        return sum(1 for r in fake.requests[mark:] if r.method == "sendChatAction")
+
+    def answer(body: dict[str, Any]) -> api.Canned:
+        step = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        if step == 0:
+            return api.tool_use(("send_message", {"text": "On it."}))
+        if step == 1:  # the run goes on with another tool once the message is out and acked
+            deadline = time.monotonic() + 10
+            while bus_statuses(tmp_path / "vaultbot.db", "outbound:telegram") != ["done"]:
+                assert time.monotonic() < deadline, "the message was not sent"
+                time.sleep(0.01)
+            return api.tool_use(("log_interaction", {"summary": "did it"}))
+        mark = len(fake.requests)  # "typing…" is still refreshed (twice: one could be a late one)
+        try:
+            fake.wait_for(lambda f: actions_since(mark) >= 2)
+            resumed.append(True)
+        except AssertionError:
+            resumed.append(False)
+        return api.text("")
+
+    fake_anthropic.handler = answer
+    served = await serve(claude, draft_interval=0.01)
+    fake.push_update(tg.text_update("do something"))
+    await fake.await_for(lambda f: bool(resumed), timeout=20)
+    assert resumed == [True]
+    await served.channel.stop()
+    assert len(fake_anthropic.requests) == 3 and fake.sent_texts == ["On it."]

@@ -83,7 +83,7 @@ class TelegramChannel:
             request=HTTPXRequest(connection_pool_size=4),
         )
         self.drafts = (
-            Drafts(self._draft_bot, progress, self._typing, interval=settings.draft_interval)
+            Drafts(self._draft_bot, progress, interval=settings.draft_interval)
             if progress is not None and settings.draft_interval > 0
             else None
         )

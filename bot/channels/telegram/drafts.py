@@ -23,7 +23,6 @@ from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from bot.bus import Draft, Progress
 from bot.channels.telegram.errors import retry_after_seconds
-from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL
 from bot.channels.telegram.render import Chunk, render
 
@@ -71,7 +70,6 @@ class Drafts:
         self,
         bot: Bot,
         progress: Progress,
-        typing: Typing,
         *,
         interval: float,
     ) -> None:
@@ -79,7 +77,6 @@ class Drafts:
         self._progress = progress
         # Subscribed now, when the channel is built: before the runner can start a run.
         self._subscription = progress.subscribe(CHANNEL)
-        self._typing = typing
         self._interval = interval
         self._streams: dict[str, _Stream] = {}  # by the run's inbound message id
         self._paused: dict[int, float] = {}  # chat id → no drafts before this time (after a 429)
@@ -96,6 +93,10 @@ class Drafts:
                     stream.close()
                 tasks = [s.task for s in self._streams.values() if s.task is not None]
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+    def running(self, key: str) -> bool:
+        """True while the run on inbound message ``key`` is still being written."""
+        return self._progress.live(key) is not None
 
     async def settle(self, key: str) -> None:
         """Called before a reply to inbound message ``key`` is sent: no draft of that run goes out
@@ -119,8 +120,6 @@ class Drafts:
         chat_id = _chat_id(draft.recipient)
         if chat_id is None:
             return
-        if draft.working:  # the model is calling tools: keep "typing…" up meanwhile
-            self._typing.start(chat_id, draft.conversation)
         stream = self._streams.get(draft.key)
         if stream is not None and stream.draft is draft:
             if draft.done:

@@ -56,8 +56,14 @@ class TelegramSender:
             await self._pace(chat_id)
             await self._send(chat_id, chunks[index])
             await self._bus.set_progress(delivery.id, index + 1)
-        if message.kind == "reply":
+        if message.kind == "reply" and not self._still_working(message):
             self._typing.stop(chat_id)
+
+    def _still_working(self, message: OutboundMessage) -> bool:
+        # A send_message reply while its run goes on: "typing…" stays up for the rest of the run.
+        return (
+            self._drafts is not None and message.in_reply_to is not None and self._drafts.running(message.in_reply_to)
+        )
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply Telegram would not take, after every attempt: never hidden, it goes in the log."""
