@@ -75,18 +75,17 @@ class TelegramChannel:
             notes=notes,
             typing=self._typing,
         )
-        # Drafts get their own connections and no rate limiter: they never hold up a real message.
-        self._draft_bot = Bot(
-            settings.token.get_secret_value(),
-            base_url=settings.base_url,
-            base_file_url=settings.base_file_url,
-            request=HTTPXRequest(connection_pool_size=4),
-        )
-        self.drafts = (
-            Drafts(self._draft_bot, progress, interval=settings.draft_interval)
-            if progress is not None and settings.draft_interval > 0
-            else None
-        )
+        self._draft_bot: Bot | None = None
+        self.drafts: Drafts | None = None
+        if progress is not None and settings.draft_interval > 0:
+            # Drafts get their own connections and no rate limiter: they never hold up a real message.
+            self._draft_bot = Bot(
+                settings.token.get_secret_value(),
+                base_url=settings.base_url,
+                base_file_url=settings.base_file_url,
+                request=HTTPXRequest(connection_pool_size=4),
+            )
+            self.drafts = Drafts(self._draft_bot, progress, interval=settings.draft_interval)
         sender = TelegramSender(
             self.bot, bus=bus, store=store, typing=self._typing, pace_seconds=pace_seconds, drafts=self.drafts
         )
@@ -125,7 +124,7 @@ class TelegramChannel:
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
-        async with self.bot, self._draft_bot:
+        async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             async with asyncio.TaskGroup() as tasks:
                 tasks.create_task(self.outbox_worker.run())
