@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from bot.bus import INBOUND, Bus, Worker
+from bot.bus import INBOUND, Bus, Progress, Worker
 from bot.clock import Clock
 from bot.db import Database
 from bot.reminders import ReminderBook, Scheduler
@@ -48,6 +48,8 @@ class App:
     reminders: ReminderBook
     scheduler: Scheduler
     transcriber: TranscriptionClient | None
+    # Replies as they are written, for the channels that show them (ephemeral, in-process).
+    progress: Progress
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
@@ -80,6 +82,7 @@ class App:
         voice = VoiceNotes(
             db=db, bus=bus, store=store, vault_root=notes.root, settings=settings.transcribe, client=transcriber
         )
+        progress = Progress()
         handler = TurnHandler(
             db=db,
             bus=bus,
@@ -98,6 +101,7 @@ class App:
             budget=budget,
             over_budget=_capture(settings, clock, hint=None) if budget else None,
             voice=voice,
+            progress=progress,
             commands=CommandRunner(
                 dispatcher=dispatcher,
                 store=store,
@@ -124,6 +128,7 @@ class App:
             reminders,
             scheduler,
             transcriber,
+            progress,
         )
 
     def runner_worker(self) -> Worker:

@@ -60,7 +60,12 @@ async def _review(app: App) -> ReviewServer:
 
 def _telegram(app: App) -> TelegramChannel:
     return TelegramChannel(
-        app.settings.telegram, bus=app.bus, store=app.store, notes=app.notes, lease=app.settings.bus.lease_seconds
+        app.settings.telegram,
+        bus=app.bus,
+        store=app.store,
+        notes=app.notes,
+        progress=app.progress,
+        lease=app.settings.bus.lease_seconds,
     )
 
 

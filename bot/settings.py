@@ -69,6 +69,12 @@ class TelegramSettings(BaseModel):
     webhook_secret: SecretStr | None = None
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = Field(8443, ge=1, le=65535)
+    draft_interval: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description="Seconds between updates of a reply shown as it is written (sendMessageDraft); 0: no drafts.",
+    )
 
     @field_validator("token", "webhook_secret")
     @classmethod

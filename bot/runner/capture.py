@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from bot.runner.model import ModelReply
+from bot.runner.model import ModelReply, TextListener
 from vault import daily_entry
 
 TITLE_CHARS = 60
@@ -40,9 +40,15 @@ class CaptureModel:
         self._hint = hint
 
     async def complete(
-        self, *, system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        listener: TextListener | None = None,
     ) -> ModelReply:
-        """First call: write the note and log it. Second call: say where it went."""
+        """First call: write the note and log it. Second call: say where it went (at once: there
+        is nothing to stream, so ``listener`` is not told)."""
         last = messages[-1]["content"]
         if isinstance(last, str):
             return ModelReply(content=self._file(last), stop_reason="tool_use", model=self.name)

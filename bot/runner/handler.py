@@ -14,11 +14,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
+from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
 from bot.clock import Clock
 from bot.db import Database
 from bot.runner.budget import DailyBudget
 from bot.runner.commands import CommandRunner, parse_command
+from bot.runner.drafting import ReplyDraft
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import compact, estimate_tokens, fit
 from bot.runner.loop import Limits, RunResult, run_turn
@@ -132,9 +133,11 @@ class TurnHandler:
         budget: DailyBudget | None = None,
         over_budget: ModelClient | None = None,
         voice: VoiceNotes | None = None,
+        progress: Progress | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
-        ``voice`` transcribes the recordings that come with messages."""
+        ``voice`` transcribes the recordings that come with messages; ``progress`` receives the
+        reply's text as it is written, for channels that show it."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -153,6 +156,7 @@ class TurnHandler:
         self._budget = budget
         self._over_budget = over_budget
         self._voice = voice
+        self._progress = progress
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -181,6 +185,7 @@ class TurnHandler:
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
+        draft = self._open_draft(context)
         try:
             result = await run_turn(
                 model=model,
@@ -192,11 +197,16 @@ class TurnHandler:
                 recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
                 now=self._clock.now(),
+                listener=ReplyDraft(draft, context) if draft else None,
             )
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)
         except ModelRejected as exc:
             await self._rejected(context, exc)
+        finally:
+            # Ended before the reply is queued: a channel never shows a draft of a reply it sent.
+            if draft is not None:
+                draft.end()
         await self._finish(delivery, context, result)
         log.info(
             "← %s run=%s %s %.1fms tools=%s",
@@ -207,6 +217,16 @@ class TurnHandler:
             ",".join(result.tools_called) or "-",
         )
         return ACKED
+
+    def _open_draft(self, context: ToolContext) -> DraftWriter | None:
+        if self._progress is None:
+            return None
+        return self._progress.open(
+            key=context.inbound_id,
+            channel=context.channel,
+            conversation=context.conversation,
+            recipient=context.recipient,
+        )
 
     async def _over_budget_today(self, context: ToolContext) -> bool:
         """True when today's budget is spent; the conversation is told once that day."""

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from bot.runner.caching import with_breakpoints
 from bot.runner.closing import closed, ending_note
 from bot.runner.guards import CallGuard, truncate_middle
-from bot.runner.model import ModelClient, ModelReply, Usage
+from bot.runner.model import ModelClient, ModelReply, TextListener, Usage
 from bot.runner.watch import RunWatch, Verdict
 from bot.tools import Dispatcher, ToolContext, ToolOutcome, failure
 
@@ -105,8 +105,11 @@ async def run_turn(
     recorder: StepRecorder,
     limits: Limits = Limits(),
     now: datetime | None = None,
+    listener: TextListener | None = None,
 ) -> RunResult:
     """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
+
+    ``listener`` hears every model call's text as it is written (progress a channel may show).
 
     Model errors (``ModelUnavailable``, ``ModelRejected``) propagate to the caller, which owns
     retries; tool failures never do. However the run ends, ``messages`` is a closed turn
@@ -121,7 +124,7 @@ async def run_turn(
     previous_end = len(history) - 1  # where the prompt cached by the previous call ends
     while True:
         messages = [*history, *turn]
-        reply = await _call_model(model, system_blocks, messages, previous_end, tools, recorder)
+        reply = await _call_model(model, system_blocks, messages, previous_end, tools, recorder, listener)
         previous_end = len(messages) - 1
         result.usage.add(reply.usage)
         turn.append({"role": "assistant", "content": reply.content})
@@ -175,9 +178,11 @@ async def _call_model(
     previous_end: int,
     tools: list[dict[str, Any]],
     recorder: StepRecorder,
+    listener: TextListener | None,
 ) -> ModelReply:
     started = time.perf_counter()
-    reply = await model.complete(system=system, messages=with_breakpoints(messages, previous_end), tools=tools)
+    marked = with_breakpoints(messages, previous_end)
+    reply = await model.complete(system=system, messages=marked, tools=tools, listener=listener)
     await recorder.step(
         kind="model",
         name=reply.model or model.name,

@@ -104,6 +104,27 @@ async def test_a_500_then_success_is_answered_once(app: App, fake_anthropic: Fak
     assert [r["status"] for r in await app.store.list_runs()] == ["completed", "failed"]
 
 
+@pytest.mark.parametrize(
+    ("stream", "reason"),
+    [
+        pytest.param({"cut_after": 2}, "the model API's answer stopped before its end", id="cut-off"),
+        pytest.param({"error_after": 2}, "the model API failed mid-answer (overloaded_error)", id="error-event"),
+    ],
+)
+async def test_an_answer_broken_off_mid_stream_is_retried_never_sent_in_part(
+    app: App, fake_anthropic: FakeAnthropic, stream: dict[str, int], reason: str
+) -> None:
+    answer = "A long answer that the model writes in several pieces, one after another."
+    fake_anthropic.enqueue(api.streamed(api.text(answer), delta_chars=10, **stream), api.text(answer))
+    await send(app, "hello")
+    await run_inbox(app)
+    replies = [m.text for m in await outbox(app) if m.kind == "reply"]
+    assert replies == [answer]
+    runs = await app.store.list_runs()
+    assert [r["status"] for r in runs] == ["completed", "failed"]
+    assert reason in runs[1]["reason"]
+
+
 @pytest.mark.parametrize("failure", [api.status(500), api.status(529, "overloaded_error"), api.garbage()])
 async def test_a_model_that_never_answers_is_told_once_dead_lettered_and_logged(
     app: App, fake_anthropic: FakeAnthropic, failure: api.Canned

@@ -19,8 +19,9 @@ from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, Ti
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
-from bot.bus import Bus, Worker, events_topic, outbound_topic
+from bot.bus import Bus, Progress, Worker, events_topic, outbound_topic
 from bot.channels.telegram.access import Access
+from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import TelegramConflict, retry_after_seconds
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL, TelegramReceiver
@@ -37,7 +38,8 @@ ALLOWED_UPDATES = ["message", "edited_message"]
 
 
 class TelegramChannel:
-    """Serves one bot token until :meth:`stop`."""
+    """Serves one bot token until :meth:`stop`; shows the replies on ``progress`` as they are written
+    when ``settings.draft_interval`` is above 0."""
 
     def __init__(
         self,
@@ -46,6 +48,7 @@ class TelegramChannel:
         bus: Bus,
         store: Store,
         notes: Vault,
+        progress: Progress | None = None,
         poll_timeout: int = 25,
         pace_seconds: float = 1.0,
         typing_interval: float = 4.0,
@@ -72,7 +75,20 @@ class TelegramChannel:
             notes=notes,
             typing=self._typing,
         )
-        sender = TelegramSender(self.bot, bus=bus, store=store, typing=self._typing, pace_seconds=pace_seconds)
+        self._draft_bot: Bot | None = None
+        self.drafts: Drafts | None = None
+        if progress is not None and settings.draft_interval > 0:
+            # Drafts get their own connections and no rate limiter: they never hold up a real message.
+            self._draft_bot = Bot(
+                settings.token.get_secret_value(),
+                base_url=settings.base_url,
+                base_file_url=settings.base_file_url,
+                request=HTTPXRequest(connection_pool_size=4),
+            )
+            self.drafts = Drafts(self._draft_bot, progress, interval=settings.draft_interval)
+        sender = TelegramSender(
+            self.bot, bus=bus, store=store, typing=self._typing, pace_seconds=pace_seconds, drafts=self.drafts
+        )
         self.webhook = (
             WebhookServer(
                 self.receiver.receive_raw,
@@ -108,11 +124,12 @@ class TelegramChannel:
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
-        async with self.bot:
+        async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             async with asyncio.TaskGroup() as tasks:
                 tasks.create_task(self.outbox_worker.run())
                 tasks.create_task(self.events_worker.run())
+                drafting = tasks.create_task(self.drafts.run()) if self.drafts is not None else None
                 try:
                     if self.webhook is not None:
                         await self._serve_webhook(self.webhook)
@@ -123,6 +140,9 @@ class TelegramChannel:
                 finally:
                     await self.outbox_worker.stop()
                     await self.events_worker.stop()
+                    if drafting is not None:
+                        drafting.cancel()
+                        await asyncio.gather(drafting, return_exceptions=True)
                     await self._typing.close()
 
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
