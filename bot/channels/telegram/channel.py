@@ -85,7 +85,9 @@ class TelegramChannel:
             else None
         )
         self._poll_timeout = poll_timeout
-        self._stopping = asyncio.Event()
+        self._stopping = asyncio.Event()  # stop receiving
+        self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
+        self._grace = 0.0
         self.outbox_worker = Worker(
             bus,
             outbound_topic(CHANNEL),
@@ -108,11 +110,12 @@ class TelegramChannel:
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
+        senders = (self.outbox_worker, self.events_worker)
         async with self.bot:
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(self.outbox_worker.run())
-                tasks.create_task(self.events_worker.run())
+                for sender in senders:
+                    tasks.create_task(sender.run())
                 try:
                     if self.webhook is not None:
                         await self._serve_webhook(self.webhook)
@@ -120,9 +123,12 @@ class TelegramChannel:
                         await self.bot.delete_webhook()
                         log.info("telegram: polling as @%s", self.bot.username)
                         await self._poll()
+                    # Receiving has stopped; replies keep going out until stop() says how long is left.
+                    await self._closing.wait()
+                    await asyncio.gather(*(sender.drain(self._grace) for sender in senders))
                 finally:
-                    await self.outbox_worker.stop()
-                    await self.events_worker.stop()
+                    for sender in senders:
+                        await sender.stop()
                     await self._typing.close()
 
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
@@ -141,9 +147,16 @@ class TelegramChannel:
         finally:
             await webhook.stop()
 
-    async def stop(self) -> None:
-        """Stop polling; replies in flight finish."""
+    def stop_receiving(self) -> None:
+        """Stop polling (or close the webhook); replies go on being sent until :meth:`stop`."""
         self._stopping.set()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop receiving, send what the outbox holds for up to ``grace`` seconds, then stop;
+        what is left is released and sent on the next start. :meth:`run` returns when this is done."""
+        self._grace = grace
+        self._stopping.set()
+        self._closing.set()
 
     async def _poll(self) -> None:
         offset: int | None = None
