@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,11 +30,14 @@ from bot.channels.telegram.webhook import WebhookServer
 from bot.runner import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
-from vault import Vault
+from vault import Vault, VaultError
 
 log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ["message", "edited_message"]
+# What storing an update can fail with for a while (a full disk, a database locked past its busy
+# timeout, Telegram unreachable while fetching a file): the update is left for Telegram to redeliver.
+STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)
 
 
 class TelegramChannel:
@@ -161,6 +165,7 @@ class TelegramChannel:
     async def _poll(self) -> None:
         offset: int | None = None
         failures = 0
+        store_failures = 0
         while not self._stopping.is_set():
             try:
                 raw = await self._get_updates(offset)
@@ -180,7 +185,23 @@ class TelegramChannel:
             for data in raw:
                 if self._stopping.is_set():
                     break
-                await self.receiver.receive_raw(data)
+                try:
+                    await self.receiver.receive_raw(data)
+                except STORE_ERRORS as exc:
+                    # Not confirmed: the next getUpdates asks from this update on, so Telegram
+                    # delivers it again; the ones before it are stored and get confirmed.
+                    store_failures += 1
+                    delay = min(60.0, 2.0 ** (store_failures - 1))
+                    log.warning(
+                        "telegram: could not store update %s (%s: %s); Telegram keeps it, retrying in %.0fs",
+                        data["update_id"],
+                        type(exc).__name__,
+                        exc,
+                        delay,
+                    )
+                    await self._pause(delay)
+                    break
+                store_failures = 0
                 # Confirmed to Telegram only by the next getUpdates, after this one is on the bus.
                 offset = int(data["update_id"]) + 1
 
