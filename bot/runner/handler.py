@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
-from bot.clock import Clock
+from bot.clock import Clock, stamped, zone_name
 from bot.db import Database
 from bot.runner.budget import DailyBudget
 from bot.runner.commands import CommandRunner, parse_command
@@ -181,11 +181,11 @@ class TurnHandler:
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
-                text=message.text,
+                text=self._as_read(message),
                 context=context,
                 recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
-                now=self._clock.now(),
+                zone=zone_name(self._clock.tz),
             )
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)
@@ -201,6 +201,11 @@ class TurnHandler:
             ",".join(result.tools_called) or "-",
         )
         return ACKED
+
+    def _as_read(self, message: InboundMessage) -> str:
+        """The message as the model reads it, and as history keeps it: stamped with the local time it
+        was received, which a re-run after a crash or a retry keeps (it travels with the message)."""
+        return stamped(message.text, message.received_at, self._clock.tz)
 
     async def _over_budget_today(self, context: ToolContext) -> bool:
         """True when today's budget is spent; the conversation is told once that day."""
@@ -280,7 +285,7 @@ class TurnHandler:
 
     async def _close_unanswered(self, message: InboundMessage, told: str) -> None:
         unanswered = [
-            {"role": "user", "content": message.text},
+            {"role": "user", "content": self._as_read(message)},
             {"role": "assistant", "content": [{"type": "text", "text": f"(Not answered: {told}.)"}]},
         ]
         await self._store.append_turn(message.conversation, message.id, unanswered, tokens=estimate_tokens(unanswered))
