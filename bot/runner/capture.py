@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from bot.clock import unstamp
 from bot.runner.model import ModelReply, TextListener
 from vault import daily_entry
 
@@ -51,7 +52,8 @@ class CaptureModel:
         is nothing to stream, so ``listener`` is not told)."""
         last = messages[-1]["content"]
         if isinstance(last, str):
-            return ModelReply(content=self._file(last), stop_reason="tool_use", model=self.name)
+            # The note holds what the user wrote, not the time stamp the runner put before it.
+            return ModelReply(content=self._file(unstamp(last)), stop_reason="tool_use", model=self.name)
         return ModelReply(
             content=[{"type": "text", "text": _outcome(last, self._hint)}], stop_reason="end_turn", model=self.name
         )

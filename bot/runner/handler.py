@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
-from bot.clock import Clock
+from bot.clock import Clock, stamped, zone_name
 from bot.db import Database
 from bot.runner.budget import DailyBudget
 from bot.runner.commands import CommandRunner, parse_command
@@ -192,11 +192,11 @@ class TurnHandler:
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
-                text=text,
+                text=self._as_read(message, text),
                 context=context,
                 recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
-                now=self._clock.now(),
+                zone=zone_name(self._clock.tz),
                 listener=ReplyDraft(draft, context) if draft else None,
             )
         except ModelUnavailable as exc:
@@ -227,6 +227,12 @@ class TurnHandler:
             conversation=context.conversation,
             recipient=context.recipient,
         )
+
+    def _as_read(self, message: InboundMessage, text: str) -> str:
+        """``text`` (the message's, with any transcript) as the model reads it and history keeps it:
+        stamped with the local time the message was received, which a re-run after a crash or a retry
+        keeps (it travels with the message)."""
+        return stamped(text, message.received_at, self._clock.tz)
 
     async def _over_budget_today(self, context: ToolContext) -> bool:
         """True when today's budget is spent; the conversation is told once that day."""
@@ -306,7 +312,7 @@ class TurnHandler:
 
     async def _close_unanswered(self, message: InboundMessage, told: str) -> None:
         unanswered = [
-            {"role": "user", "content": message.text},
+            {"role": "user", "content": self._as_read(message, message.text)},
             {"role": "assistant", "content": [{"type": "text", "text": f"(Not answered: {told}.)"}]},
         ]
         await self._store.append_turn(message.conversation, message.id, unanswered, tokens=estimate_tokens(unanswered))

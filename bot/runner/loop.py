@@ -7,7 +7,6 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.runner.caching import with_breakpoints
@@ -60,30 +59,28 @@ class RunResult:
         return self.status == "completed"
 
 
-def system_prompt(system: str, now: datetime | None) -> list[dict[str, Any]]:
-    """The system blocks: the configured prompt, then the user's date, hour and zone when known.
+def system_prompt(system: str, zone: str | None) -> list[dict[str, Any]]:
+    """The system blocks: the configured prompt, then how the user's time reaches the model.
 
-    The time block is last and carries the cache breakpoint, so the cached prefix (tools, prompt,
-    time) changes once an hour, not on every call: the conversation behind it stays cached within
-    the hour. The hour, not the minute, is given for that reason; reminders refuse past times with
-    the exact current time, so the model can correct itself.
+    Nothing here changes with the time, so the cached prefix (tools, prompt, conversation) holds
+    for as long as the cache does. The time itself comes with each user message (``bot.clock.stamped``):
+    the newest one says what time it is now, to the minute.
     """
     blocks: list[dict[str, Any]] = [{"type": "text", "text": system}]
-    if now is not None:
-        blocks.append({"type": "text", "text": now_line(now)})
+    if zone is not None:
+        blocks.append({"type": "text", "text": time_note(zone)})
     blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
     return blocks
 
 
-def now_line(now: datetime) -> str:
-    """The user's date, hour and time zone, as the model is told them."""
-    hour = now.replace(minute=0, second=0, microsecond=0)
-    zone = getattr(now.tzinfo, "key", None) or now.tzname() or "local time"
-    offset = now.strftime("%z")
+def time_note(zone: str) -> str:
+    """What the model is told about the user's time zone and the stamps on their messages."""
     return (
-        f"Current local time: {hour.strftime('%A %Y-%m-%d')}, between {hour.strftime('%H:%M')} and "
-        f"{(hour + timedelta(hours=1)).strftime('%H:%M')}; time zone {zone} (UTC{offset[:3]}:{offset[3:]}). "
-        "Times without an offset in schedule_message are read in this zone."
+        f"The user's time zone is {zone}. Each user message starts with the local date and time it was "
+        "sent, such as [Mon 2026-11-23 14:05 +01:00], so the newest message tells you the current time. "
+        'Read "today", "tomorrow at 9" and "in 10 minutes" from it; times without an offset in '
+        "schedule_message are read in the user's zone. vaultbot adds the stamp, the user did not type it: "
+        "never repeat it in a reply, and leave it out of notes."
     )
 
 
@@ -104,7 +101,7 @@ async def run_turn(
     context: ToolContext,
     recorder: StepRecorder,
     limits: Limits = Limits(),
-    now: datetime | None = None,
+    zone: str | None = None,
     listener: TextListener | None = None,
 ) -> RunResult:
     """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
@@ -115,7 +112,7 @@ async def run_turn(
     retries; tool failures never do. However the run ends, ``messages`` is a closed turn
     (``bot.runner.closing``).
     """
-    system_blocks = system_prompt(system, now)
+    system_blocks = system_prompt(system, zone)
     tools = dispatcher.definitions()
     turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
     result = RunResult(status="completed", final_text="", messages=turn)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.bus import Bus, OutboundMessage, outbound_topic
+from bot.clock import unstamp
 from bot.store import Store
 from bot.tools.context import ToolContext
 from bot.tools.schemas import LogInteractionInput, SendMessageInput
@@ -17,7 +18,8 @@ async def queue_reply(bus: Bus, context: ToolContext, text: str) -> bool:
     already queued before a crash is not queued again. Returns False for such a duplicate.
     """
     sequence = context.next_sequence()
-    return await _queue(bus, context, text, kind="reply", sequence=sequence, key=str(sequence))
+    # A model may imitate the time stamps on the user's messages; the user never sees them.
+    return await _queue(bus, context, unstamp(text), kind="reply", sequence=sequence, key=str(sequence))
 
 
 async def queue_notice(bus: Bus, context: ToolContext, text: str, *, key: str, once_per: str | None = None) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,11 +31,14 @@ from bot.channels.telegram.webhook import WebhookServer
 from bot.runner import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
-from vault import Vault
+from vault import Vault, VaultError
 
 log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ["message", "edited_message"]
+# What storing an update can fail with for a while (a full disk, a database locked past its busy
+# timeout, Telegram unreachable while fetching a file): the update is left for Telegram to redeliver.
+STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)
 
 
 class TelegramChannel:
@@ -101,7 +105,9 @@ class TelegramChannel:
             else None
         )
         self._poll_timeout = poll_timeout
-        self._stopping = asyncio.Event()
+        self._stopping = asyncio.Event()  # stop receiving
+        self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
+        self._grace = 0.0
         self.outbox_worker = Worker(
             bus,
             outbound_topic(CHANNEL),
@@ -124,11 +130,12 @@ class TelegramChannel:
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
+        senders = (self.outbox_worker, self.events_worker)
         async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(self.outbox_worker.run())
-                tasks.create_task(self.events_worker.run())
+                for sender in senders:
+                    tasks.create_task(sender.run())
                 drafting = tasks.create_task(self.drafts.run()) if self.drafts is not None else None
                 try:
                     if self.webhook is not None:
@@ -137,9 +144,12 @@ class TelegramChannel:
                         await self.bot.delete_webhook()
                         log.info("telegram: polling as @%s", self.bot.username)
                         await self._poll()
+                    # Receiving has stopped; replies keep going out until stop() says how long is left.
+                    await self._closing.wait()
+                    await asyncio.gather(*(sender.drain(self._grace) for sender in senders))
                 finally:
-                    await self.outbox_worker.stop()
-                    await self.events_worker.stop()
+                    for sender in senders:
+                        await sender.stop()
                     if drafting is not None:
                         drafting.cancel()
                         await asyncio.gather(drafting, return_exceptions=True)
@@ -161,13 +171,21 @@ class TelegramChannel:
         finally:
             await webhook.stop()
 
-    async def stop(self) -> None:
-        """Stop polling; replies in flight finish."""
+    def stop_receiving(self) -> None:
+        """Stop polling (or close the webhook); replies go on being sent until :meth:`stop`."""
         self._stopping.set()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop receiving, send what the outbox holds for up to ``grace`` seconds, then stop;
+        what is left is released and sent on the next start. :meth:`run` returns when this is done."""
+        self._grace = grace
+        self._stopping.set()
+        self._closing.set()
 
     async def _poll(self) -> None:
         offset: int | None = None
         failures = 0
+        store_failures = 0
         while not self._stopping.is_set():
             try:
                 raw = await self._get_updates(offset)
@@ -187,7 +205,23 @@ class TelegramChannel:
             for data in raw:
                 if self._stopping.is_set():
                     break
-                await self.receiver.receive_raw(data)
+                try:
+                    await self.receiver.receive_raw(data)
+                except STORE_ERRORS as exc:
+                    # Not confirmed: the next getUpdates asks from this update on, so Telegram
+                    # delivers it again; the ones before it are stored and get confirmed.
+                    store_failures += 1
+                    delay = min(60.0, 2.0 ** (store_failures - 1))
+                    log.warning(
+                        "telegram: could not store update %s (%s: %s); Telegram keeps it, retrying in %.0fs",
+                        data["update_id"],
+                        type(exc).__name__,
+                        exc,
+                        delay,
+                    )
+                    await self._pause(delay)
+                    break
+                store_failures = 0
                 # Confirmed to Telegram only by the next getUpdates, after this one is on the bus.
                 offset = int(data["update_id"]) + 1
 
