@@ -79,6 +79,8 @@ class Tx:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._task = asyncio.current_task()
+        # BEGIN goes to the database thread with the first statement, saving it a round trip.
+        self.begun = False
 
     def _belongs_to(self, db: Database) -> bool:
         return self._db is db and self._task is asyncio.current_task()
@@ -88,16 +90,23 @@ class Tx:
 
         For an id of an inserted row use ``INSERT … RETURNING id`` with :meth:`fetchone`.
         """
-        return await self._db._call(_rowcount, sql, params)
+        return await self.call(_rowcount, sql, params)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run one statement (a query or a write with ``RETURNING``) and return its rows."""
-        return await self._db._call(_rows, sql, params)
+        return await self.call(_rows, sql, params)
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of :meth:`fetchall`, or None."""
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(connection, *args)`` on the database thread, inside this transaction."""
+        if self.begun:
+            return await self._db._call(fn, *args)
+        self.begun = True
+        return await self._db._call(_begin_then, fn, *args)
 
 
 class Database:
@@ -144,8 +153,9 @@ class Database:
 
         ``fn`` must only use the connection it is given, and must not keep it.
         """
-        if self._active() is not None:
-            return await self._call(fn)
+        tx = self._active()
+        if tx is not None:
+            return await tx.call(fn)
         await self._outside_transactions()
         return await self._call(_atomically, fn)
 
@@ -162,11 +172,6 @@ class Database:
             return
         async with self._lock:
             self._no_transaction.clear()
-            try:
-                await self._call(_rowcount, "BEGIN IMMEDIATE", ())
-            except BaseException:
-                self._no_transaction.set()
-                raise
             tx = Tx(self)
             token = _current.set(tx)
             try:
@@ -174,10 +179,12 @@ class Database:
             except BaseException:
                 # The thread runs requests in order, so even if this await is cancelled the
                 # ROLLBACK runs before anything queued after it.
-                await self._call(_rollback)
+                if tx.begun:
+                    await self._call(_rollback)
                 raise
             else:
-                await self._call(_rowcount, "COMMIT", ())
+                if tx.begun:
+                    await self._call(_rowcount, "COMMIT", ())
             finally:
                 _current.reset(token)
                 self._no_transaction.set()
@@ -188,14 +195,18 @@ class Database:
 
         One statement needs no ``BEGIN … COMMIT``, which matters on the hot path.
         """
-        if self._active() is None:
-            await self._outside_transactions()
+        tx = self._active()
+        if tx is not None:
+            return await tx.call(_rowcount, sql, params)
+        await self._outside_transactions()
         return await self._call(_rowcount, sql, params)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of one statement (a query, or a write with ``RETURNING``), like :meth:`execute`."""
-        if self._active() is None:
-            await self._outside_transactions()
+        tx = self._active()
+        if tx is not None:
+            return await tx.call(_rows, sql, params)
+        await self._outside_transactions()
         return await self._call(_rows, sql, params)
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
@@ -225,6 +236,11 @@ def _rollback(conn: sqlite3.Connection) -> None:
     # SQLite may already have rolled back on its own (a full disk), hence the check.
     if conn.in_transaction:
         conn.execute("ROLLBACK")
+
+
+def _begin_then(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any) -> T:
+    conn.execute("BEGIN IMMEDIATE")
+    return fn(conn, *args)
 
 
 def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:

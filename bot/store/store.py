@@ -7,6 +7,7 @@ and produced, so a person can query the audit trail with ``sqlite3`` and ``json_
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -29,6 +30,10 @@ class Turn:
     id: int = 0
 
 
+# Enough for the history windows of a few hundred active conversations.
+_DECODED_TURNS = 5000
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
@@ -38,6 +43,9 @@ class Store:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        # Stored turns never change, and every message re-reads its conversation's recent ones:
+        # each is decoded from JSON once, then kept (the most recently read few thousand).
+        self._decoded: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
 
     # History
 
@@ -71,7 +79,18 @@ class Store:
             """,
             {"c": conversation, "n": max_turns},
         )
-        return [Turn(json.loads(row["messages"]), row["tokens"], row["id"]) for row in reversed(rows)]
+        return [Turn(self._messages(row["id"], row["messages"]), row["tokens"], row["id"]) for row in reversed(rows)]
+
+    def _messages(self, turn_id: int, stored: str) -> list[dict[str, Any]]:
+        """The decoded messages of a stored turn, shared between reads: callers must not change them."""
+        messages = self._decoded.get(turn_id)
+        if messages is None:
+            messages = self._decoded[turn_id] = json.loads(stored)
+            if len(self._decoded) > _DECODED_TURNS:
+                self._decoded.popitem(last=False)
+        else:
+            self._decoded.move_to_end(turn_id)
+        return messages
 
     async def reset_history(self, conversation: str) -> None:
         """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""
@@ -121,26 +140,7 @@ class Store:
     ) -> None:
         """Append one model call, tool call or event to a run's audit trail; a model call's
         ``call`` (tokens and cost) is recorded with it, atomically."""
-        if call is None:
-            await self._insert_step(run_id, kind, name, input, output, is_error, duration_ms, usage, summary)
-            return
-        async with self._db.transaction():
-            await self._insert_step(run_id, kind, name, input, output, is_error, duration_ms, usage, summary)
-            await _usage.record_usage(self._db, run_id, call)
-
-    async def _insert_step(
-        self,
-        run_id: str,
-        kind: str,
-        name: str,
-        input: Any,
-        output: Any,
-        is_error: bool,
-        duration_ms: float,
-        usage: dict[str, int] | None,
-        summary: str | None,
-    ) -> None:
-        await self._db.execute(
+        step = (
             """
             INSERT INTO steps
                 (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, summary, created_at)
@@ -161,6 +161,12 @@ class Store:
                 now_iso(),
             ),
         )
+        if call is None:
+            await self._db.execute(*step)
+            return
+        cost = _usage.usage_statement(run_id, call)
+        # Both rows in one round trip to the database thread: a model step is on every turn's path.
+        await self._db.run(lambda conn: (conn.execute(*step), conn.execute(*cost)))
 
     async def finish_run(
         self,
