@@ -36,13 +36,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.db_thread import DatabaseThread
 from bot.migrations import migrate
 
 __all__ = ["Database", "Row", "Tx", "now_iso", "to_iso"]
@@ -112,7 +112,7 @@ class Tx:
 class Database:
     """The SQLite file. Open with :meth:`open`; always :meth:`close`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, thread: ThreadPoolExecutor) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, thread: DatabaseThread) -> None:
         self.path = path
         self._conn = conn
         self._thread = thread
@@ -125,11 +125,11 @@ class Database:
     async def open(cls, path: Path) -> Database:
         """Open (creating parents and the file if needed) and migrate the database at ``path``."""
         path = Path(path)
-        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultbot-db")
+        thread = DatabaseThread("vaultbot-db")
         try:
-            conn = await asyncio.get_running_loop().run_in_executor(thread, _connect, path)
+            conn = await thread.submit(_connect, path)
         except BaseException:
-            thread.shutdown(wait=False)
+            thread.stop()
             raise
         return cls(path, conn, thread)
 
@@ -137,7 +137,7 @@ class Database:
         """Close the connection, after any transaction in progress."""
         async with self._lock:
             await self._call(sqlite3.Connection.close)
-            self._thread.shutdown(wait=False)
+            self._thread.stop()
 
     def _active(self) -> Tx | None:
         tx = _current.get()
@@ -145,7 +145,7 @@ class Database:
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(connection, *args)`` on the database thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, self._conn, *args)
+        return await self._thread.submit(fn, self._conn, *args)
 
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """``fn(connection)`` on the database thread, atomically, in one round trip: inside this
@@ -158,6 +158,20 @@ class Database:
             return await tx.call(fn)
         await self._outside_transactions()
         return await self._call(_atomically, fn)
+
+    async def record(self, fn: Callable[[sqlite3.Connection], object]) -> None:
+        """Queue an append-only write that nobody waits for, such as a step of the audit trail:
+        ``fn(connection)`` runs atomically, after everything queued before it and before anything
+        queued after it, so it is on disk before any later write this process awaits (an ack, a
+        reply). It costs the caller no round trip. A failure is logged, not raised: recording what
+        happened must not fail what happened. Inside this task's transaction it is part of it.
+        """
+        tx = self._active()
+        if tx is not None:
+            await tx.call(fn)
+            return
+        await self._outside_transactions()
+        self._thread.post(_atomically, self._conn, fn)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:

@@ -7,6 +7,7 @@ and produced, so a person can query the audit trail with ``sqlite3`` and ``json_
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -139,7 +140,12 @@ class Store:
         call: CallUsage | None = None,
     ) -> None:
         """Append one model call, tool call or event to a run's audit trail; a model call's
-        ``call`` (tokens and cost) is recorded with it, atomically."""
+        ``call`` (tokens and cost) is recorded with it, atomically.
+
+        Queued, not awaited (:meth:`Database.record`): a turn records several steps, and each
+        round trip to the database thread costs more than the row. The step is still written
+        before anything the turn writes later, its ack among them.
+        """
         step = (
             """
             INSERT INTO steps
@@ -161,12 +167,14 @@ class Store:
                 now_iso(),
             ),
         )
-        if call is None:
-            await self._db.execute(*step)
-            return
-        cost = _usage.usage_statement(run_id, call)
-        # Both rows in one round trip to the database thread: a model step is on every turn's path.
-        await self._db.run(lambda conn: (conn.execute(*step), conn.execute(*cost)))
+        cost = None if call is None else _usage.usage_statement(run_id, call)
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(*step)
+            if cost is not None:
+                conn.execute(*cost)
+
+        await self._db.record(write)
 
     async def finish_run(
         self,
