@@ -1,6 +1,6 @@
 """The durable message bus: typed messages on SQLite topics, and the worker loop that consumes them."""
 
-from bot.bus.bus import Bus, Delivery, Published
+from bot.bus.bus import Bus, Delivery, Publication, Published
 from bot.bus.models import (
     EVENTS,
     INBOUND,
@@ -27,6 +27,7 @@ __all__ = [
     "InboundMessage",
     "OnDead",
     "OutboundMessage",
+    "Publication",
     "Published",
     "Retry",
     "Sender",

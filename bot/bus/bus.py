@@ -13,6 +13,7 @@ see the change on their next poll.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from pydantic import BaseModel
 
 from bot.db import Database, now_iso
 
-__all__ = ["Bus", "Delivery", "Published"]
+__all__ = ["Bus", "Delivery", "Publication", "Published"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -35,6 +36,17 @@ class Published:
 
     id: int
     duplicate: bool
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A message to publish, as :meth:`Bus.publish` takes it."""
+
+    topic: str
+    message: BaseModel
+    conversation: str
+    dedupe_key: str | None = None
+    delay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -70,8 +82,18 @@ class Bus:
         delay: float = 0.0,
     ) -> Published:
         """Store ``message`` on ``topic``; a second publish with the same dedupe key is a no-op."""
+        publication = Publication(topic, message, conversation, dedupe_key, delay)
+        published = await self._db.run(lambda conn: self.publish_in(conn, publication))
+        if not published.duplicate:
+            self.announce(topic)
+        return published
+
+    def publish_in(self, conn: sqlite3.Connection, publication: Publication) -> Published:
+        """:meth:`publish` as part of a unit of work on the database thread (``Database.run``);
+        once the unit is done, the caller announces the topic (:meth:`announce`) unless it was a
+        duplicate."""
         now = now_iso()
-        row = await self._db.fetchone(
+        row = conn.execute(
             """
             INSERT INTO bus_messages
                 (topic, conversation, dedupe_key, payload, available_at, created_at, updated_at)
@@ -79,16 +101,24 @@ class Bus:
             ON CONFLICT (topic, dedupe_key) DO NOTHING
             RETURNING id
             """,
-            (topic, conversation, dedupe_key, message.model_dump_json(), self._clock() + delay, now, now),
-        )
-        if row is None:
-            row = await self._db.fetchone(
-                "SELECT id FROM bus_messages WHERE topic = ? AND dedupe_key = ?", (topic, dedupe_key)
-            )
-            assert row is not None  # the conflicting row exists: rows are never deleted
-            return Published(row["id"], duplicate=True)
-        self._notify(topic)
-        return Published(row["id"], duplicate=False)
+            (
+                publication.topic,
+                publication.conversation,
+                publication.dedupe_key,
+                publication.message.model_dump_json(),
+                self._clock() + publication.delay,
+                now,
+                now,
+            ),
+        ).fetchone()
+        if row is not None:
+            return Published(row["id"], duplicate=False)
+        row = conn.execute(
+            "SELECT id FROM bus_messages WHERE topic = ? AND dedupe_key = ?",
+            (publication.topic, publication.dedupe_key),
+        ).fetchone()
+        assert row is not None  # the conflicting row exists: rows are never deleted
+        return Published(row["id"], duplicate=True)
 
     async def claim(self, topic: str, *, owner: str, lease: float, limit: int = 1) -> list[Delivery]:
         """Lease up to ``limit`` due messages of ``topic``, at most one per conversation."""
@@ -112,6 +142,11 @@ class Bus:
         """Mark a leased message done; False if it was not leased (already acked, or dead)."""
         return await self._finish(message_id, "done", None)
 
+    def ack_in(self, conn: sqlite3.Connection, message_id: int) -> str | None:
+        """:meth:`ack` as part of a unit of work on the database thread; returns the message's
+        topic, for the caller to :meth:`announce` once the unit is done (None if not acked)."""
+        return _settle(conn, message_id, "done", None)
+
     async def dead(self, message_id: int, error: str) -> bool:
         """Dead-letter a message: it is kept, with ``error``, and never delivered again."""
         return await self._finish(message_id, "dead", error)
@@ -129,7 +164,7 @@ class Bus:
             (self._clock() + delay, error, now_iso(), message_id),
         )
         if row is not None:
-            self._notify(row["topic"])
+            self.announce(row["topic"])
         return row is not None
 
     async def extend(self, message_id: int, lease: float) -> bool:
@@ -141,18 +176,10 @@ class Bus:
         return changed > 0
 
     async def _finish(self, message_id: int, status: str, error: str | None) -> bool:
-        row = await self._db.fetchone(
-            """
-            UPDATE bus_messages
-            SET status = ?, lease_until = NULL, last_error = coalesce(?, last_error), updated_at = ?
-            WHERE id = ? AND status IN ('pending', 'leased')
-            RETURNING topic
-            """,
-            (status, error, now_iso(), message_id),
-        )
-        if row is not None:
-            self._notify(row["topic"])
-        return row is not None
+        topic = await self._db.run(lambda conn: _settle(conn, message_id, status, error))
+        if topic is not None:
+            self.announce(topic)
+        return topic is not None
 
     async def progress(self, message_id: int) -> int:
         """How many parts of a message its handler recorded as done (0 at first)."""
@@ -231,6 +258,21 @@ class Bus:
                 return False
             return True
 
-    def _notify(self, topic: str) -> None:
+    def announce(self, topic: str) -> None:
+        """Wake this process's listeners of ``topic``: it changed."""
         for event in (*self._listeners.get(topic, ()), *self._listeners.get(None, ())):
             event.set()
+
+
+def _settle(conn: sqlite3.Connection, message_id: int, status: str, error: str | None) -> str | None:
+    """Mark a pending or leased message ``status``; its topic, or None if it was neither."""
+    row = conn.execute(
+        """
+        UPDATE bus_messages
+        SET status = ?, lease_until = NULL, last_error = coalesce(?, last_error), updated_at = ?
+        WHERE id = ? AND status IN ('pending', 'leased')
+        RETURNING topic
+        """,
+        (status, error, now_iso(), message_id),
+    ).fetchone()
+    return None if row is None else str(row["topic"])

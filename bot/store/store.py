@@ -18,7 +18,7 @@ from bot.db import Database, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["CallUsage", "Store", "Turn", "UsageRow"]
+__all__ = ["CallUsage", "RunEnding", "Store", "Turn", "UsageRow"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,17 @@ class Turn:
 
 # Enough for the history windows of a few hundred active conversations.
 _DECODED_TURNS = 5000
+
+
+@dataclass(frozen=True)
+class RunEnding:
+    """How a run ended, as :meth:`Store.finish_run` records it."""
+
+    status: str
+    reason: str | None
+    usage: dict[str, int]
+    tools_called: list[str]
+    final_text: str | None
 
 
 def _json(value: Any) -> str:
@@ -56,12 +67,18 @@ class Store:
         """Append one turn (the user's message and everything after it) with its estimated token
         cost; once per inbound message. Returns False when the turn was already there (a re-run
         after a crash)."""
-        changed = await self._db.execute(
+        return await self._db.run(lambda conn: self.append_turn_in(conn, conversation, inbound_id, messages, tokens))
+
+    def append_turn_in(
+        self, conn: sqlite3.Connection, conversation: str, inbound_id: str, messages: list[dict[str, Any]], tokens: int
+    ) -> bool:
+        """:meth:`append_turn` as part of a unit of work on the database thread (``Database.run``)."""
+        cursor = conn.execute(
             "INSERT INTO turns (conversation, inbound_id, messages, tokens, created_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (conversation, inbound_id) DO NOTHING",
             (conversation, inbound_id, _json(messages), tokens, now_iso()),
         )
-        return changed > 0
+        return cursor.rowcount > 0
 
     async def load_history(self, conversation: str, max_turns: int) -> list[Turn]:
         """The last ``max_turns`` turns of a conversation, oldest first.
@@ -187,15 +204,29 @@ class Store:
         final_text: str | None,
     ) -> None:
         """Close a run with how it ended."""
+        ending = RunEnding(status, reason, usage, tools_called, final_text)
+        await self._db.run(lambda conn: self.finish_run_in(conn, run_id, ending))
+
+    def finish_run_in(self, conn: sqlite3.Connection, run_id: str, ending: RunEnding) -> None:
+        """:meth:`finish_run` as part of a unit of work on the database thread (``Database.run``)."""
         now = now_iso()
-        await self._db.execute(
+        conn.execute(
             """
             UPDATE runs SET status = ?, reason = ?, usage = ?, tools_called = ?, final_text = ?,
                 finished_at = ?,
                 duration_ms = (julianday(?) - julianday(started_at)) * 86400000.0
             WHERE id = ?
             """,
-            (status, reason, _json(usage), _json(tools_called), final_text, now, now, run_id),
+            (
+                ending.status,
+                ending.reason,
+                _json(ending.usage),
+                _json(ending.tools_called),
+                ending.final_text,
+                now,
+                now,
+                run_id,
+            ),
         )
 
     async def list_runs(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:
