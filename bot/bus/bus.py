@@ -122,8 +122,21 @@ class Bus:
 
     async def claim(self, topic: str, *, owner: str, lease: float, limit: int = 1) -> list[Delivery]:
         """Lease up to ``limit`` due messages of ``topic``, at most one per conversation."""
+        return await self._db.run(lambda conn: self._claim_in(conn, topic, owner, lease, limit))
+
+    async def poll(self, topic: str, *, owner: str, lease: float, limit: int) -> tuple[list[Delivery], float | None]:
+        """:meth:`claim`, and when nothing was claimed, :meth:`next_due_in`, in one round trip to
+        the database (an idle worker asks both)."""
+
+        def claim_or_next(conn: sqlite3.Connection) -> tuple[list[Delivery], float | None]:
+            claimed = self._claim_in(conn, topic, owner, lease, limit)
+            return claimed, None if claimed else self._next_due_in(conn, topic)
+
+        return await self._db.run(claim_or_next)
+
+    def _claim_in(self, conn: sqlite3.Connection, topic: str, owner: str, lease: float, limit: int) -> list[Delivery]:
         now = self._clock()
-        rows = await self._db.fetchall(
+        rows = conn.execute(
             """
             UPDATE bus_messages
             SET status = 'leased', attempts = attempts + 1, lease_until = :until,
@@ -135,7 +148,7 @@ class Bus:
             RETURNING id, topic, conversation, payload, attempts
             """,
             {"until": now + lease, "owner": owner, "iso": now_iso(), "topic": topic, "now": now, "limit": limit},
-        )
+        ).fetchall()
         return sorted((Delivery(**dict(row)) for row in rows), key=lambda d: d.id)
 
     async def ack(self, message_id: int) -> bool:
@@ -210,7 +223,10 @@ class Bus:
 
     async def next_due_in(self, topic: str) -> float | None:
         """Seconds until a message of ``topic`` becomes claimable (0 if one is); None if none waits."""
-        row = await self._db.fetchone("SELECT min(due) AS due FROM bus_heads WHERE topic = ?", (topic,))
+        return await self._db.run(lambda conn: self._next_due_in(conn, topic))
+
+    def _next_due_in(self, conn: sqlite3.Connection, topic: str) -> float | None:
+        row = conn.execute("SELECT min(due) AS due FROM bus_heads WHERE topic = ?", (topic,)).fetchone()
         if row is None or row["due"] is None:
             return None
         return max(0.0, row["due"] - self._clock())

@@ -89,9 +89,10 @@ class Worker:
                 self._wake.clear()
                 published.clear()
                 free = self.concurrency - len(self._tasks)
-                claimed = (
-                    await self.bus.claim(self.topic, owner=self.owner, lease=self.lease, limit=free) if free else []
-                )
+                claimed: list[Delivery] = []
+                due_in: float | None = None
+                if free:
+                    claimed, due_in = await self.bus.poll(self.topic, owner=self.owner, lease=self.lease, limit=free)
                 for delivery in claimed:
                     task = asyncio.create_task(self._handle(delivery), name=f"{self.topic}#{delivery.id}")
                     self._tasks.add(task)
@@ -99,8 +100,9 @@ class Worker:
                 if claimed:
                     continue
                 # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
-                # when a delayed message (a retry's backoff) comes due. This saves a query per turn.
-                due_in = None if self._tasks else await self.bus.next_due_in(self.topic)
+                # when a delayed message (a retry's backoff) comes due.
+                if self._tasks:
+                    due_in = None
                 if burst and not self._tasks and due_in is None:
                     return
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)

@@ -128,19 +128,26 @@ class Store:
     ) -> None:
         """Record that a run began. On a ``rerun`` (the message was delivered before), an earlier run
         of it still marked running was cut short by a crash, and is closed as ``interrupted`` so
-        every run ends with a status."""
-        if rerun and inbound_id is not None:
-            await self._db.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = ?, "
-                "reason = 'the process stopped during this run; the message was handled again' "
-                "WHERE inbound_id = ? AND status = 'running'",
-                (now_iso(), inbound_id),
+        every run ends with a status.
+
+        Queued like a step (:meth:`add_step`): written before the run's steps and its end."""
+        now = now_iso()
+
+        def write(conn: sqlite3.Connection) -> None:
+            if rerun and inbound_id is not None:
+                conn.execute(
+                    "UPDATE runs SET status = 'interrupted', finished_at = ?, "
+                    "reason = 'the process stopped during this run; the message was handled again' "
+                    "WHERE inbound_id = ? AND status = 'running'",
+                    (now, inbound_id),
+                )
+            conn.execute(
+                "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
+                "VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                (run_id, conversation, inbound_id, model, mode, now),
             )
-        await self._db.execute(
-            "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
-            "VALUES (?, ?, ?, ?, ?, 'running', ?)",
-            (run_id, conversation, inbound_id, model, mode, now_iso()),
-        )
+
+        await self._db.record(write)
 
     async def add_step(
         self,
