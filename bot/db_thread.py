@@ -35,6 +35,7 @@ class DatabaseThread:
 
     def __init__(self, name: str) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._stopped = False
         # A daemon, so a database left open cannot keep the process from exiting.
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
@@ -42,6 +43,7 @@ class DatabaseThread:
     def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Queue ``fn(*args)``; the future resolves on the calling loop. Cancelling the future
         does not stop the call: once queued, it runs."""
+        self._refuse_if_stopped()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         self._jobs.put((loop, future, fn, args))
@@ -50,11 +52,18 @@ class DatabaseThread:
     def post(self, fn: Callable[..., object], *args: Any) -> None:
         """Queue ``fn(*args)`` with nobody waiting for it: it runs after everything queued before
         it and before everything queued after it; if it raises, the error is logged."""
+        self._refuse_if_stopped()
         self._jobs.put((None, None, fn, args))
 
     def stop(self) -> None:
-        """Let the thread end once the calls queued so far have run."""
+        """Let the thread end once the calls queued so far have run; later calls are refused."""
+        self._stopped = True
         self._jobs.put(None)
+
+    def _refuse_if_stopped(self) -> None:
+        # A call queued behind the stop would never run, and its caller would wait forever.
+        if self._stopped:
+            raise RuntimeError("The database is closed.")
 
     def _serve(self) -> None:
         while True:

@@ -107,3 +107,10 @@ async def test_a_unit_of_work_is_atomic_and_a_queued_write_joins_the_open_transa
             await db.record(lambda conn: conn.execute("INSERT INTO notes VALUES ('in the transaction')"))
             raise RuntimeError("the transaction fails")
     assert await texts(db) == []
+
+
+async def test_a_closed_database_refuses_statements_instead_of_hanging(tmp_path: Path) -> None:
+    database = await Database.open(tmp_path / "closed.db")
+    await database.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await database.execute("SELECT 1")
