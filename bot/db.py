@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -47,7 +47,7 @@ from bot.migrations import migrate
 
 __all__ = ["Database", "Row", "Tx", "now_iso", "to_iso"]
 
-Params = Iterable[Any] | dict[str, Any]
+Params = Sequence[Any] | Mapping[str, Any]
 Row = sqlite3.Row
 T = TypeVar("T")
 
