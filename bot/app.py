@@ -26,6 +26,7 @@ from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
 from bot.store import Store
 from bot.tools import build_dispatcher
+from bot.transcribe import TranscriptionClient, VoiceNotes
 from vault import Vault
 
 
@@ -46,6 +47,7 @@ class App:
     review: ReviewLink
     reminders: ReminderBook
     scheduler: Scheduler
+    transcriber: TranscriptionClient | None
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
@@ -74,6 +76,10 @@ class App:
         if settings.budget.daily_usd is not None and mode == "assistant":
             budget = DailyBudget(store, clock, settings.budget.daily_usd)
         review = ReviewLink()
+        transcriber = build_transcriber(settings)
+        voice = VoiceNotes(
+            db=db, bus=bus, store=store, vault_root=notes.root, settings=settings.transcribe, client=transcriber
+        )
         handler = TurnHandler(
             db=db,
             bus=bus,
@@ -91,6 +97,7 @@ class App:
             clock=clock,
             budget=budget,
             over_budget=_capture(settings, clock, hint=None) if budget else None,
+            voice=voice,
             commands=CommandRunner(
                 dispatcher=dispatcher,
                 store=store,
@@ -103,7 +110,21 @@ class App:
                 reminders=reminders,
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock, review, reminders, scheduler)
+        return cls(
+            settings,
+            db,
+            bus,
+            store,
+            notes,
+            model,
+            handler,
+            summarizer,
+            clock,
+            review,
+            reminders,
+            scheduler,
+            transcriber,
+        )
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""
@@ -133,6 +154,8 @@ class App:
             await close()
         if self.summarizer is not None:
             await self.summarizer.close()
+        if self.transcriber is not None:
+            await self.transcriber.close()
         await asyncio.to_thread(self.notes.close)
         await self.db.close()
 
@@ -148,6 +171,19 @@ def _capture(settings: Settings, clock: Clock, *, hint: str | None = ENABLE_HINT
     vault = settings.vault
     daily = (vault.daily_folder, vault.daily_pattern) if vault.capture_to == "daily" else None
     return CaptureModel(vault.inbox, daily=daily, now=clock.now, hint=hint)
+
+
+def build_transcriber(settings: Settings, *, timeout: float | None = None) -> TranscriptionClient | None:
+    """The transcription service's client, when one is configured (``timeout`` replaces the setting's)."""
+    config = settings.transcribe
+    if not config.enabled:
+        return None
+    return TranscriptionClient(
+        base_url=config.endpoint,
+        api_key=config.api_key.get_secret_value() if config.api_key else None,
+        model=config.model,
+        timeout=timeout or config.timeout,
+    )
 
 
 def build_summarizer(settings: Settings) -> AuditSummarizer | None:

@@ -71,12 +71,21 @@ class CaptureModel:
 
 
 def title_from(text: str) -> str:
-    """A note title from a message: its first line, cut at a word boundary."""
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "") or "Untitled"
+    """A note title from a message: its first line of the person's own words (the channel's bracketed
+    context lines, such as where a photo was saved, only when there is nothing else), cut at a word
+    boundary."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    own = [line for line in lines if not _is_context(line)]
+    first = next(iter(own or lines), "Untitled")
     if len(first) <= TITLE_CHARS:
         return first
     cut = first[:TITLE_CHARS].rsplit(" ", 1)[0] or first[:TITLE_CHARS]
     return cut.rstrip(" ,.;:") + "…"
+
+
+def _is_context(line: str) -> bool:
+    """A line the channel or the runner added around the message: ``[…]`` or ``(…)``."""
+    return (line[0], line[-1]) in (("[", "]"), ("(", ")"))
 
 
 def _outcome(tool_results: list[dict[str, Any]], hint: str | None) -> str:

@@ -3,7 +3,7 @@
 Idempotent across crashes: replies are keyed by (inbound message, sequence) in the outbox, the
 turn is appended to history once per inbound message, and the finishing writes (reply, history,
 run record, ack) are one transaction, so a crash before it re-runs the message and a crash after
-it finds the message done.
+it finds the message done. A recording's transcript is kept once obtained, so a re-run reuses it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, RunEnding, Store
 from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
+from bot.transcribe import VoiceNotes
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +132,10 @@ class TurnHandler:
         summarizer: AuditSummarizer | None = None,
         budget: DailyBudget | None = None,
         over_budget: ModelClient | None = None,
+        voice: VoiceNotes | None = None,
     ) -> None:
-        """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day."""
+        """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
+        ``voice`` transcribes the recordings that come with messages."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -150,6 +153,7 @@ class TurnHandler:
         self._clock = clock
         self._budget = budget
         self._over_budget = over_budget
+        self._voice = voice
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -173,6 +177,8 @@ class TurnHandler:
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             await self._finish(delivery, context, result)
             return ACKED
+        # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
+        text = await self._voice.prepare(message, context) if self._voice else message.text
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
@@ -182,7 +188,7 @@ class TurnHandler:
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
-                text=message.text,
+                text=text,
                 context=context,
                 recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,

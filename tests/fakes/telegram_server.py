@@ -236,6 +236,33 @@ def voice_update(
     return {"message": msg}
 
 
+def audio_update(file_id: str, duration: int, file_size: int, file_name: str, **who: Any) -> dict[str, Any]:
+    """An audio file (a song, a recording shared from another app)."""
+    msg = _message(**who)
+    msg["audio"] = {
+        "file_id": file_id,
+        "file_unique_id": f"u_{file_id}",
+        "duration": duration,
+        "file_name": file_name,
+        "mime_type": "audio/mpeg",
+        "file_size": file_size,
+    }
+    return {"message": msg}
+
+
+def video_note_update(file_id: str, duration: int, file_size: int, **who: Any) -> dict[str, Any]:
+    """A video note (the round video message)."""
+    msg = _message(**who)
+    msg["video_note"] = {
+        "file_id": file_id,
+        "file_unique_id": f"u_{file_id}",
+        "length": 384,
+        "duration": duration,
+        "file_size": file_size,
+    }
+    return {"message": msg}
+
+
 def location_update(
     lat: float,
     lon: float,
