@@ -1,7 +1,7 @@
 """The durable message bus: typed messages on SQLite topics, the worker loop that consumes them, and
 the ephemeral progress of replies being written (``progress``)."""
 
-from bot.bus.bus import Bus, Delivery, Published
+from bot.bus.bus import Bus, Delivery, Publication, Published
 from bot.bus.models import (
     EVENTS,
     INBOUND,
@@ -34,6 +34,7 @@ __all__ = [
     "OnDead",
     "OutboundMessage",
     "Progress",
+    "Publication",
     "Published",
     "Retry",
     "Sender",

@@ -98,9 +98,10 @@ class Worker:
                 self._wake.clear()
                 published.clear()
                 free = self.concurrency - len(self._tasks)
-                claimed = (
-                    await self.bus.claim(self.topic, owner=self.owner, lease=self.lease, limit=free) if free else []
-                )
+                claimed: list[Delivery] = []
+                due_in: float | None = None
+                if free:
+                    claimed, due_in = await self.bus.poll(self.topic, owner=self.owner, lease=self.lease, limit=free)
                 for delivery in claimed:
                     task = asyncio.create_task(self._handle(delivery), name=f"{self.topic}#{delivery.id}")
                     self._tasks.add(task)
@@ -108,8 +109,9 @@ class Worker:
                 if claimed:
                     continue
                 # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
-                # when a delayed message (a retry's backoff) comes due. This saves a query per turn.
-                due_in = None if self._tasks else await self.bus.next_due_in(self.topic)
+                # when a delayed message (a retry's backoff) comes due.
+                if self._tasks:
+                    due_in = None
                 if not self._tasks and self._nothing_left(burst, due_in):
                     return
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)

@@ -9,6 +9,7 @@ it finds the message done. A recording's transcript is kept once obtained, so a 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
@@ -26,8 +27,8 @@ from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient, Usage
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import CallUsage, Store
-from bot.tools import Dispatcher, ToolContext, queue_notice, queue_reply
+from bot.store import CallUsage, RunEnding, Store
+from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
 from bot.transcribe import VoiceNotes
 
 log = logging.getLogger(__name__)
@@ -245,26 +246,28 @@ class TurnHandler:
         return True
 
     async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
-        # Compacted before the transaction: it holds the database, other turns wait on it.
+        # Prepared here, so the unit of work on the database thread is only the writes.
         kept = compact(result.messages)
         tokens = estimate_tokens(kept)
-        async with self._db.transaction():
-            # A run that never called send_message still answers, with its final text.
-            if context.sent == 0 and result.final_text.strip():
-                await queue_reply(self._bus, context, result.final_text)
-            if result.reason:
-                await queue_notice(self._bus, context, f"I stopped here: {result.reason}.", key="stopped")
+        replies = []
+        # A run that never called send_message still answers, with its final text.
+        if context.sent == 0 and result.final_text.strip():
+            replies.append(reply(context, result.final_text))
+        if result.reason:
+            replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))
+        ending = RunEnding(result.status, result.reason, result.usage.as_dict(), result.tools_called, result.final_text)
+
+        def finish(conn: sqlite3.Connection) -> tuple[list[str], str | None]:
+            published = [r.topic for r in replies if not self._bus.publish_in(conn, r).duplicate]
             if kept:  # commands leave the conversation's history alone
-                await self._store.append_turn(context.conversation, context.inbound_id, kept, tokens=tokens)
-            await self._store.finish_run(
-                context.run_id,
-                status=result.status,
-                reason=result.reason,
-                usage=result.usage.as_dict(),
-                tools_called=result.tools_called,
-                final_text=result.final_text,
-            )
-            await self._bus.ack(delivery.id)
+                self._store.append_turn_in(conn, context.conversation, context.inbound_id, kept, tokens)
+            self._store.finish_run_in(conn, context.run_id, ending)
+            return published, self._bus.ack_in(conn, delivery.id)
+
+        # One transaction, one round trip to the database thread.
+        published, acked = await self._db.run(finish)
+        for topic in {*published, *([acked] if acked else [])}:
+            self._bus.announce(topic)
 
     async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> NoReturn:
         last = delivery.attempts >= self._max_attempts
