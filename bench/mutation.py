@@ -27,8 +27,19 @@ ROOT = Path(__file__).resolve().parents[1]
 MUTANTS = ROOT / "mutants"
 VENV_BIN = Path(sys.executable).parent
 # mutmut's exit codes per mutant (mutmut/stats.py); anything else counts as "other".
-STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 36: "timeout", -24: "timeout",
-          24: "timeout", 152: "timeout", 255: "timeout", None: "not run"}
+STATUS = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    36: "timeout",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    None: "not run",
+}
 
 
 def pattern(module: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from bot.bus import INBOUND, Bus, Worker
+from bot.bus import INBOUND, Bus, Progress, Worker
 from bot.clock import Clock
 from bot.db import Database
 from bot.reminders import ReminderBook, Scheduler
@@ -26,6 +26,7 @@ from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
 from bot.store import Store
 from bot.tools import build_dispatcher
+from bot.transcribe import TranscriptionClient, VoiceNotes
 from vault import Vault
 
 
@@ -46,6 +47,9 @@ class App:
     review: ReviewLink
     reminders: ReminderBook
     scheduler: Scheduler
+    transcriber: TranscriptionClient | None
+    # Replies as they are written, for the channels that show them (ephemeral, in-process).
+    progress: Progress
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
@@ -74,6 +78,11 @@ class App:
         if settings.budget.daily_usd is not None and mode == "assistant":
             budget = DailyBudget(store, clock, settings.budget.daily_usd)
         review = ReviewLink()
+        transcriber = build_transcriber(settings)
+        voice = VoiceNotes(
+            db=db, bus=bus, store=store, vault_root=notes.root, settings=settings.transcribe, client=transcriber
+        )
+        progress = Progress()
         handler = TurnHandler(
             db=db,
             bus=bus,
@@ -91,6 +100,8 @@ class App:
             clock=clock,
             budget=budget,
             over_budget=_capture(settings, clock, hint=None) if budget else None,
+            voice=voice,
+            progress=progress,
             commands=CommandRunner(
                 dispatcher=dispatcher,
                 store=store,
@@ -103,7 +114,22 @@ class App:
                 reminders=reminders,
             ),
         )
-        return cls(settings, db, bus, store, notes, model, handler, summarizer, clock, review, reminders, scheduler)
+        return cls(
+            settings,
+            db,
+            bus,
+            store,
+            notes,
+            model,
+            handler,
+            summarizer,
+            clock,
+            review,
+            reminders,
+            scheduler,
+            transcriber,
+            progress,
+        )
 
     def runner_worker(self) -> Worker:
         """The worker that runs the model on inbound messages."""
@@ -133,6 +159,8 @@ class App:
             await close()
         if self.summarizer is not None:
             await self.summarizer.close()
+        if self.transcriber is not None:
+            await self.transcriber.close()
         await asyncio.to_thread(self.notes.close)
         await self.db.close()
 
@@ -148,6 +176,19 @@ def _capture(settings: Settings, clock: Clock, *, hint: str | None = ENABLE_HINT
     vault = settings.vault
     daily = (vault.daily_folder, vault.daily_pattern) if vault.capture_to == "daily" else None
     return CaptureModel(vault.inbox, daily=daily, now=clock.now, hint=hint)
+
+
+def build_transcriber(settings: Settings, *, timeout: float | None = None) -> TranscriptionClient | None:
+    """The transcription service's client, when one is configured (``timeout`` replaces the setting's)."""
+    config = settings.transcribe
+    if not config.enabled:
+        return None
+    return TranscriptionClient(
+        base_url=config.endpoint,
+        api_key=config.api_key.get_secret_value() if config.api_key else None,
+        model=config.model,
+        timeout=timeout or config.timeout,
+    )
 
 
 def build_summarizer(settings: Settings) -> AuditSummarizer | None:

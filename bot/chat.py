@@ -3,25 +3,41 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TextIO
 
 from bot.app import App
 from bot.channels import TerminalChannel, read_lines
 
+log = logging.getLogger(__name__)
+
 GRACE_SECONDS = 10.0
 
 
 async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> None:
-    """Handle each line in order, printing every reply before reading the next line."""
-    channel = TerminalChannel(app.bus, out)
-    workers = [app.runner_worker(), app.scheduler, *channel.workers()]
+    """Handle each line in order, printing every reply before reading the next line. At a terminal
+    (``interactive`` and ``out`` a TTY) replies appear as they are written.
+
+    Ended early (Ctrl-C), it stops reading, lets the run in flight finish, prints the replies
+    queued so far, then returns, all within ``GRACE_SECONDS``; what is left is redone on the next start.
+    """
+    live = interactive and out.isatty()
+    channel = TerminalChannel(app.bus, out, progress=app.progress if live else None)
+    runners, printers = [app.runner_worker(), app.scheduler], channel.workers()
     async with asyncio.TaskGroup() as tasks:
-        for worker in workers:
+        for worker in (*runners, *printers):
             tasks.create_task(worker.run())
+        streaming = tasks.create_task(channel.stream())
         try:
             async for line in read_lines(stream, "you> " if interactive else None):
                 if line.strip():
                     await channel.settled(await channel.submit(line))
+        except asyncio.CancelledError:  # Ctrl-C
+            log.info("stopping: finishing the message in flight and printing replies (up to %.0fs)", GRACE_SECONDS)
+            raise
         finally:
-            for worker in workers:
-                await worker.stop(GRACE_SECONDS)
+            deadline = asyncio.get_running_loop().time() + GRACE_SECONDS
+            await asyncio.gather(*(worker.stop(GRACE_SECONDS) for worker in runners))
+            left = max(0.0, deadline - asyncio.get_running_loop().time())
+            await asyncio.gather(*(printer.drain(left) for printer in printers))
+            streaming.cancel()

@@ -2,15 +2,20 @@
 
 Everything that asks "what day is it?" (the daily budget, usage per day, capture mode's daily note)
 asks this clock, so midnight and DST are tests with an injected ``now``, not waits.
+
+It also stamps messages for the model: each user message it reads starts with the local time it
+was sent (:func:`stamped`), and :func:`unstamp` takes such stamps out again wherever text goes
+back to the user or into a note.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-__all__ = ["Clock", "day_bounds"]
+__all__ = ["Clock", "day_bounds", "stamp", "stamped", "unstamp", "zone_name"]
 
 
 def _utc_now() -> datetime:
@@ -37,3 +42,36 @@ def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
     start = datetime.combine(day, time(0), tzinfo=tz)
     end = datetime.combine(day + timedelta(days=1), time(0), tzinfo=tz)
     return start.astimezone(UTC), end.astimezone(UTC)
+
+
+# English day names whatever the locale, so the stamp reads the same everywhere.
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_STAMP = re.compile(
+    r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2} \d{2}:\d{2} [+-]\d{2}:\d{2}\] ?", re.MULTILINE
+)
+
+
+def stamp(moment: datetime, tz: tzinfo) -> str:
+    """``moment`` in ``tz`` to the minute, with its UTC offset: ``[Mon 2026-11-23 14:05 +01:00]``.
+
+    The offset keeps it unambiguous across DST (the hour that happens twice), the weekday makes
+    "next Monday" easy, and the minute is all a person means by "in 10 minutes".
+    """
+    local = moment.astimezone(tz)
+    offset = local.strftime("%z")
+    return f"[{_DAYS[local.weekday()]} {local:%Y-%m-%d %H:%M} {offset[:3]}:{offset[3:5]}]"
+
+
+def stamped(text: str, moment: datetime, tz: tzinfo) -> str:
+    """A user's message as the model reads it: the time it was sent, then what they wrote."""
+    return f"{stamp(moment, tz)} {text}"
+
+
+def unstamp(text: str) -> str:
+    """``text`` without the stamps at the start of its lines: what the user actually wrote."""
+    return _STAMP.sub("", text)
+
+
+def zone_name(tz: tzinfo) -> str:
+    """The zone's IANA name (``Europe/Berlin``) when it has one, else its current abbreviation."""
+    return getattr(tz, "key", None) or datetime.now(tz).tzname() or "local time"

@@ -1,19 +1,31 @@
 """The one SQLite database shared by the bus and the store.
 
-One aiosqlite connection per process, in autocommit mode. :meth:`Database.transaction` runs
-``BEGIN IMMEDIATE … COMMIT`` under an ``asyncio.Lock``. A transaction is re-entrant within the task
-that opened it, and the one-statement helpers (:meth:`Database.execute`, :meth:`Database.fetchall`)
-join it, so bus and store methods compose into one atomic unit::
+One ``sqlite3`` connection per process, in autocommit mode, used only from one dedicated thread:
+every call hands a function to that thread and awaits its result. A round trip costs a
+cross-thread hand-off and an event-loop wake-up, far more than the statement itself on the hot
+path, so a unit of work that needs several statements (read-then-write, a turn's finishing
+writes) is one function run there by :meth:`Database.run`, atomically, in one round trip::
+
+    def finish(conn: sqlite3.Connection) -> None:
+        conn.execute(...)
+        conn.execute(...)
+
+    await db.run(finish)
+
+:meth:`Database.transaction` keeps a ``BEGIN IMMEDIATE … COMMIT`` open across awaits, under an
+``asyncio.Lock``, for units that must await something else in between. It is re-entrant within the
+task that opened it, and :meth:`Database.run` and the one-statement helpers
+(:meth:`Database.execute`, :meth:`Database.fetchall`) join it, so bus and store methods compose
+into one atomic unit::
 
     async with db.transaction():
         await store.append_turn(...)
         await bus.ack(delivery.id)
 
-Outside a transaction a one-statement helper does not take the lock: it waits only while another
-task's transaction is open, then hands its statement straight to the connection's thread. That
-thread runs requests in order, so the statement runs before any later ``BEGIN`` (in autocommit, on
-its own), and many tasks' statements run back to back instead of one per trip through the event
-loop, which is what let a busy loop serialise every conversation's turn behind the others.
+Outside a transaction a call does not take the lock: it waits only while another task's
+transaction is open, then hands its function straight to the thread. That thread runs requests
+in order, so the call runs before any later ``BEGIN``, and many tasks' calls run back to back
+instead of one per trip through the event loop.
 
 Other processes (a second ``vaultbot`` command, a crashed worker's successor) share the file
 through WAL and ``busy_timeout``.
@@ -23,20 +35,21 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import aiosqlite
-
+from bot.db_thread import DatabaseThread
 from bot.migrations import migrate
 
-__all__ = ["Database", "Tx", "now_iso", "to_iso"]
+__all__ = ["Database", "Row", "Tx", "now_iso", "to_iso"]
 
-Params = Iterable[Any] | dict[str, Any]
+Params = Sequence[Any] | Mapping[str, Any]
+Row = sqlite3.Row
+T = TypeVar("T")
 
 _BUSY_TIMEOUT_MS = 5000
 
@@ -56,17 +69,18 @@ def to_iso(moment: datetime) -> str:
 
 
 def now_iso() -> str:
-    """The current time as stored: ISO 8601 UTC text."""
-    return to_iso(datetime.now(UTC))
+    """The current time as stored: ISO 8601 UTC text (what :func:`to_iso` gives, without its checks)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 class Tx:
     """An open transaction. Obtain one from :meth:`Database.transaction`."""
 
-    def __init__(self, db: Database, conn: aiosqlite.Connection) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._conn = conn
         self._task = asyncio.current_task()
+        # BEGIN goes to the database thread with the first statement, saving it a round trip.
+        self.begun = False
 
     def _belongs_to(self, db: Database) -> bool:
         return self._db is db and self._task is asyncio.current_task()
@@ -76,27 +90,34 @@ class Tx:
 
         For an id of an inserted row use ``INSERT … RETURNING id`` with :meth:`fetchone`.
         """
-        cursor = await self._conn.execute(sql, params)
-        return cursor.rowcount
+        return await self.call(_rowcount, sql, params)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[aiosqlite.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run one statement (a query or a write with ``RETURNING``) and return its rows."""
-        return list(await self._conn.execute_fetchall(sql, params))
+        return await self.call(_rows, sql, params)
 
-    async def fetchone(self, sql: str, params: Params = ()) -> aiosqlite.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of :meth:`fetchall`, or None."""
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(connection, *args)`` on the database thread, inside this transaction."""
+        if self.begun:
+            return await self._db._call(fn, *args)
+        self.begun = True
+        return await self._db._call(_begin_then, fn, *args)
+
 
 class Database:
-    """The SQLite file. Open with :meth:`open`; always :meth:`close` (aiosqlite hangs otherwise)."""
+    """The SQLite file. Open with :meth:`open`; always :meth:`close`."""
 
-    def __init__(self, path: Path, conn: aiosqlite.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, thread: DatabaseThread) -> None:
         self.path = path
         self._conn = conn
+        self._thread = thread
         self._lock = asyncio.Lock()
-        # Set while no transaction is open: statements waiting for one to end all go at once.
+        # Set while no transaction is open: calls waiting for one to end all go at once.
         self._no_transaction = asyncio.Event()
         self._no_transaction.set()
 
@@ -104,30 +125,53 @@ class Database:
     async def open(cls, path: Path) -> Database:
         """Open (creating parents and the file if needed) and migrate the database at ``path``."""
         path = Path(path)
-        await asyncio.to_thread(_prepare, path)
-        conn = await aiosqlite.connect(path, isolation_level=None)
+        thread = DatabaseThread("vaultbot-db")
         try:
-            conn.row_factory = aiosqlite.Row
-            for pragma in (
-                "PRAGMA journal_mode=WAL",
-                "PRAGMA synchronous=NORMAL",
-                f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}",
-                "PRAGMA foreign_keys=ON",
-            ):
-                await conn.execute(pragma)
+            conn = await thread.submit(_connect, path)
         except BaseException:
-            await conn.close()
+            thread.stop()
             raise
-        return cls(path, conn)
+        return cls(path, conn, thread)
 
     async def close(self) -> None:
         """Close the connection, after any transaction in progress."""
         async with self._lock:
-            await self._conn.close()
+            await self._call(sqlite3.Connection.close)
+            self._thread.stop()
 
     def _active(self) -> Tx | None:
         tx = _current.get()
         return tx if tx is not None and tx._belongs_to(self) else None
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(connection, *args)`` on the database thread."""
+        return await self._thread.submit(fn, self._conn, *args)
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``fn(connection)`` on the database thread, atomically, in one round trip: inside this
+        task's transaction if there is one, else in its own ``BEGIN IMMEDIATE … COMMIT``.
+
+        ``fn`` must only use the connection it is given, and must not keep it.
+        """
+        tx = self._active()
+        if tx is not None:
+            return await tx.call(fn)
+        await self._outside_transactions()
+        return await self._call(_atomically, fn)
+
+    async def record(self, fn: Callable[[sqlite3.Connection], object]) -> None:
+        """Queue an append-only write that nobody waits for, such as a step of the audit trail:
+        ``fn(connection)`` runs atomically, after everything queued before it and before anything
+        queued after it, so it is on disk before any later write this process awaits (an ack, a
+        reply). It costs the caller no round trip. A failure is logged, not raised: recording what
+        happened must not fail what happened. Inside this task's transaction it is part of it.
+        """
+        tx = self._active()
+        if tx is not None:
+            await tx.call(fn)
+            return
+        await self._outside_transactions()
+        self._thread.post(_atomically, self._conn, fn)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
@@ -142,24 +186,19 @@ class Database:
             return
         async with self._lock:
             self._no_transaction.clear()
-            try:
-                await self._conn.execute("BEGIN IMMEDIATE")
-            except BaseException:
-                self._no_transaction.set()
-                raise
-            tx = Tx(self, self._conn)
+            tx = Tx(self)
             token = _current.set(tx)
             try:
                 yield tx
             except BaseException:
-                # aiosqlite runs requests in order on its thread, so even if this await is
-                # cancelled the ROLLBACK runs before anything queued after it. SQLite may already
-                # have rolled back on its own (a full disk), hence the check.
-                if self._conn.in_transaction:
-                    await self._conn.execute("ROLLBACK")
+                # The thread runs requests in order, so even if this await is cancelled the
+                # ROLLBACK runs before anything queued after it.
+                if tx.begun:
+                    await self._call(_rollback)
                 raise
             else:
-                await self._conn.execute("COMMIT")
+                if tx.begun:
+                    await self._call(_rowcount, "COMMIT", ())
             finally:
                 _current.reset(token)
                 self._no_transaction.set()
@@ -168,43 +207,81 @@ class Database:
         """Run one statement, atomic on its own, or as part of this task's transaction if there is
         one; returns the number of rows it changed.
 
-        One statement needs no ``BEGIN … COMMIT`` round trips, which matters on the hot path.
+        One statement needs no ``BEGIN … COMMIT``, which matters on the hot path.
         """
         tx = self._active()
         if tx is not None:
-            return await tx.execute(sql, params)
+            return await tx.call(_rowcount, sql, params)
         await self._outside_transactions()
-        cursor = await self._conn.execute(sql, params)
-        return cursor.rowcount
+        return await self._call(_rowcount, sql, params)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[aiosqlite.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of one statement (a query, or a write with ``RETURNING``), like :meth:`execute`."""
         tx = self._active()
         if tx is not None:
-            return await tx.fetchall(sql, params)
+            return await tx.call(_rows, sql, params)
         await self._outside_transactions()
-        return list(await self._conn.execute_fetchall(sql, params))
+        return await self._call(_rows, sql, params)
 
-    async def fetchone(self, sql: str, params: Params = ()) -> aiosqlite.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of :meth:`fetchall`, or None."""
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
     async def _outside_transactions(self) -> None:
-        # Returns with no transaction open. The caller then queues its statement without awaiting
-        # in between, so it reaches the connection's thread ahead of any later transaction's BEGIN.
+        # Returns with no transaction open. The caller then queues its call without awaiting in
+        # between, so it reaches the database thread ahead of any later transaction's BEGIN.
         while not self._no_transaction.is_set():
             await self._no_transaction.wait()
 
 
-def _prepare(path: Path) -> None:
-    """Create the file and bring its schema up to date (blocking; run in a thread)."""
+# These run on the database thread.
+
+
+def _rowcount(conn: sqlite3.Connection, sql: str, params: Params) -> int:
+    return conn.execute(sql, params).rowcount
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: Params) -> list[Row]:
+    return conn.execute(sql, params).fetchall()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    # SQLite may already have rolled back on its own (a full disk), hence the check.
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def _begin_then(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any) -> T:
+    conn.execute("BEGIN IMMEDIATE")
+    return fn(conn, *args)
+
+
+def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn)
+    except BaseException:
+        _rollback(conn)
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """Create the file if needed, bring its schema up to date and open the connection the
+    database thread keeps (blocking; runs on that thread)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
         # WAL is a property of the file; set it before anyone else uses it.
         conn.execute("PRAGMA journal_mode=WAL")
         migrate(conn)
-    finally:
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.row_factory = sqlite3.Row
+    except BaseException:
         conn.close()
+        raise
+    return conn

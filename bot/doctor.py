@@ -6,10 +6,14 @@ import asyncio
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from bot.clock import Clock
 from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file
+
+# Seconds the doctor waits for an endpoint: it reports a hung one rather than hanging with it.
+DOCTOR_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         await asyncio.to_thread(_writable, "vault", settings.vault.path),
         await _database(settings.store.path),
         *rest,
+        await _transcription(settings),
         *await _money(settings, clock),
     ]
 
@@ -138,6 +143,50 @@ def _pricing(settings: Settings, prices: PriceTable, used: list[tuple[str, str]]
             f"(${top.input:g} in / ${top.output:g} out per million tokens); add an entry to {source}",
         )
     return Check("pricing", True, f"{len(prices.prices)} models priced ({where})")
+
+
+async def _transcription(settings: Settings) -> Check:
+    """Asks the endpoint for its models (``GET {base_url}/models``): free, no audio sent, and it needs
+    the key, so one request says whether the service is reachable, the key accepted and the model offered."""
+    from bot.app import build_transcriber
+    from bot.transcribe import TranscriptionError
+
+    config = settings.transcribe
+    client = build_transcriber(settings, timeout=min(config.timeout, DOCTOR_TIMEOUT))
+    if client is None:
+        return Check(
+            "transcription",
+            True,
+            "off: voice notes are filed without a transcript "
+            "(set VAULTBOT_TRANSCRIBE__API_KEY, or __BASE_URL for a local server)",
+        )
+    where = _without_credentials(config.endpoint)
+    try:
+        offered = await client.models()
+    except TranscriptionError as exc:
+        return Check("transcription", False, f"{config.model} at {where}: {exc.reason}")
+    finally:
+        await client.close()
+    key = "key accepted" if config.api_key else "no key"
+    limits = f"up to {config.max_seconds} s and {config.max_bytes // (1024 * 1024)} MB per recording"
+    if offered is None:
+        return Check("transcription", True, f"{config.model} at {where}: reachable, lists no models ({key}); {limits}")
+    if config.model not in offered:
+        listed = ", ".join(sorted(offered)[:8]) or "none"
+        return Check(
+            "transcription",
+            False,
+            f"{where} ({key}) does not offer {config.model}; it offers: {listed} (set VAULTBOT_TRANSCRIBE__MODEL)",
+        )
+    return Check("transcription", True, f"{config.model} at {where}: reachable, {key}; {limits}")
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` without a user name or password, which some people put in it."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _telegram(settings: Settings) -> Check:

@@ -315,6 +315,25 @@ def m009_reminders(conn: sqlite3.Connection) -> None:
     )
 
 
+def m010_transcripts(conn: sqlite3.Connection) -> None:
+    """What transcribing each recording came to, keyed by its vault path, so a re-run after a crash
+    reuses the transcript (or the reason there is none) instead of asking the service again."""
+    _script(
+        conn,
+        """
+        CREATE TABLE transcripts (
+            audio       TEXT PRIMARY KEY,
+            status      TEXT NOT NULL CHECK (status IN ('transcribed', 'failed', 'too_long', 'too_big')),
+            text        TEXT NOT NULL,
+            detail      TEXT NOT NULL,
+            attempts    INTEGER NOT NULL,
+            duration_ms REAL NOT NULL,
+            created_at  TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -325,6 +344,7 @@ MIGRATIONS: list[Migration] = [
     m007_usage,
     m008_review,
     m009_reminders,
+    m010_transcripts,
 ]
 
 

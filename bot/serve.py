@@ -21,8 +21,15 @@ log = logging.getLogger(__name__)
 GRACE_SECONDS = 30.0
 
 
-async def serve(app: App, stop: asyncio.Event, *, announce: Callable[[str], None] = print) -> None:
+async def serve(
+    app: App, stop: asyncio.Event, *, announce: Callable[[str], None] = print, grace: float = GRACE_SECONDS
+) -> None:
     """Run until ``stop`` is set; then let in-flight work finish or release it for redelivery.
+
+    Stopping goes in order, all within ``grace`` seconds: the channels stop receiving, the runs in
+    flight finish (and the reminders stop firing), then the channels send the replies queued so
+    far. A run or reply still unfinished when the time is up is released and redone on the next
+    start, so nothing is lost and nothing is sent twice.
 
     A channel that fails (another instance polling the same Telegram token) stops everything and
     its error propagates. With the review page enabled, its address (token included) is passed
@@ -42,10 +49,13 @@ async def serve(app: App, stop: asyncio.Event, *, announce: Callable[[str], None
         stopped = asyncio.ensure_future(stop.wait())
         await asyncio.wait([stopped, *running], return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
-        log.info("stopping: finishing in-flight messages (up to %.0fs)", GRACE_SECONDS)
+        log.info("stopping: finishing in-flight messages and sending their replies (up to %.0fs)", grace)
+        deadline = asyncio.get_running_loop().time() + grace
         for channel in channels:
-            await channel.stop()
-        await asyncio.gather(*(worker.stop(GRACE_SECONDS) for worker in workers))
+            channel.stop_receiving()
+        await asyncio.gather(*(worker.stop(grace) for worker in workers))
+        left = max(0.0, deadline - asyncio.get_running_loop().time())
+        await asyncio.gather(*(channel.stop(left) for channel in channels))
 
 
 async def _review(app: App) -> ReviewServer:
@@ -60,7 +70,12 @@ async def _review(app: App) -> ReviewServer:
 
 def _telegram(app: App) -> TelegramChannel:
     return TelegramChannel(
-        app.settings.telegram, bus=app.bus, store=app.store, notes=app.notes, lease=app.settings.bus.lease_seconds
+        app.settings.telegram,
+        bus=app.bus,
+        store=app.store,
+        notes=app.notes,
+        progress=app.progress,
+        lease=app.settings.bus.lease_seconds,
     )
 
 

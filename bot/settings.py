@@ -27,6 +27,7 @@ from bot.setting_errors import describe_parse_error, describe_validation_error
 
 ENV_PREFIX = "VAULTBOT_"
 DEFAULT_CONFIG = Path("config/vaultbot.toml")
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 class SettingsError(Exception):
@@ -68,6 +69,12 @@ class TelegramSettings(BaseModel):
     webhook_secret: SecretStr | None = None
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = Field(8443, ge=1, le=65535)
+    draft_interval: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description="Seconds between updates of a reply shown as it is written (sendMessageDraft); 0: no drafts.",
+    )
 
     @field_validator("token", "webhook_secret")
     @classmethod
@@ -157,6 +164,48 @@ class BudgetSettings(BaseModel):
     )
 
 
+class TranscribeSettings(BaseModel):
+    """Speech to text for voice notes, audio files and video notes: any OpenAI-compatible
+    ``/audio/transcriptions`` endpoint. Off unless a key or a base URL is set."""
+
+    base_url: str | None = Field(
+        None, description="The endpoint's base URL, version included (OpenAI's when only a key is set)."
+    )
+    api_key: SecretStr | None = None
+    model: str = Field("whisper-1", min_length=1)
+    # OpenAI and Groq take files up to 25 MB; gpt-4o-transcribe takes up to 1,400 s of audio.
+    max_seconds: int = Field(1200, ge=1, description="Longer recordings are kept and filed without a transcript.")
+    max_bytes: int = Field(25 * 1024 * 1024, ge=1, description="Larger files are kept and filed without a transcript.")
+    timeout: float = Field(60.0, gt=0, description="Seconds before one transcription request gives up.")
+    attempts: int = Field(3, ge=1, le=10, description="Requests per recording before it is filed without a transcript.")
+    backoff_seconds: float = Field(1.0, ge=0, description="First wait between attempts; doubles each time.")
+    backoff_max_seconds: float = Field(30.0, ge=0, description="Longest wait between attempts, a Retry-After included.")
+
+    @field_validator("api_key")
+    @classmethod
+    def _blank_key_is_none(cls, v: SecretStr | None) -> SecretStr | None:
+        return v if v is not None and v.get_secret_value().strip() else None
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        if not re.match(r"https?://[^/\s]+", v.strip()):
+            raise ValueError("expected an http(s) URL such as https://api.openai.com/v1")
+        return v.strip().rstrip("/")
+
+    @property
+    def enabled(self) -> bool:
+        """Whether recordings are transcribed: a key (OpenAI, Groq) or a base URL (a local server) is set."""
+        return self.api_key is not None or self.base_url is not None
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL in force: the configured one, else OpenAI's."""
+        return self.base_url or OPENAI_BASE_URL
+
+
 class Settings(BaseSettings):
     """Everything vaultbot can be told. Secrets are ``SecretStr`` and never printed."""
 
@@ -177,6 +226,7 @@ class Settings(BaseSettings):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     reminders: RemindersSettings = Field(default_factory=RemindersSettings)
+    transcribe: TranscribeSettings = Field(default_factory=TranscribeSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
     anthropic_api_key: SecretStr | None = Field(

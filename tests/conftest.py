@@ -14,6 +14,7 @@ from bot.app import App
 from bot.runner import ModelClient
 from bot.settings import Settings
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.transcription_server import FakeTranscription
 from tests.helpers import OWN_PREFIXES
 
 
@@ -29,6 +30,12 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def fake_anthropic() -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_transcription() -> Iterator[FakeTranscription]:
+    with FakeTranscription() as fake:
         yield fake
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,27 @@ def subprocess_env(**variables: str) -> dict[str, str]:
     developer's vaultbot or Anthropic settings, plus ``variables``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
     return {**clean, "PYTHONPATH": str(ROOT), **variables}
+
+
+class StderrLines:
+    """Reads a process's standard error as it comes, so a test can wait for a log line."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
+        self._thread.start()
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stderr is not None, "start the process with stderr=subprocess.PIPE"
+        for line in process.stderr:
+            self.lines.append(line)
+
+    def has(self, text: str) -> bool:
+        return any(text in line for line in list(self.lines))
+
+    def text(self) -> str:
+        self._thread.join(timeout=10)
+        return "".join(self.lines)
 
 
 class Steps:

@@ -20,7 +20,7 @@ import pytest
 
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import subprocess_env
+from tests.helpers import StderrLines, subprocess_env
 
 
 def vaultbot(
@@ -195,6 +195,56 @@ def test_ctrl_c_ends_chat_at_once_even_while_waiting_for_input(tmp_path: Path) -
             process.wait()
         os.close(master)
         os.close(terminal)
+
+
+def test_ctrl_c_in_chat_prints_the_reply_in_flight_before_exiting(tmp_path: Path) -> None:
+    asked, release = threading.Event(), threading.Event()
+
+    def answer(body: dict[str, object]) -> api.Canned:
+        asked.set()
+        release.wait(timeout=30)  # the turn is in flight while Ctrl-C arrives
+        return api.text("Hello, Ann.")
+
+    with FakeAnthropic() as fake:
+        fake.handler = answer
+        env = subprocess_env(ANTHROPIC_API_KEY="sk-ant-cli", ANTHROPIC_BASE_URL=fake.base_url)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "--verbose", "chat"],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            log = StderrLines(process)
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write("hi\n")
+            process.stdin.flush()  # and left open: chat is still reading when Ctrl-C comes
+            assert asked.wait(30), "vaultbot chat never called the model"
+            process.send_signal(signal.SIGINT)
+            deadline = time.monotonic() + 30
+            while not log.has("stopping"):
+                assert time.monotonic() < deadline and process.poll() is None, "chat did not begin to stop"
+                time.sleep(0.02)
+            release.set()
+            printed = process.stdout.read()
+            assert process.wait(timeout=30) == 130
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            errors = log.text()  # read to the end before the pipe closes
+            for stream in (process.stdin, process.stdout, process.stderr):
+                if stream:
+                    stream.close()
+    assert printed == "vaultbot> Hello, Ann.\n"
+    assert "Traceback" not in errors
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "vaultbot.db")) as conn:
+        statuses = [row[0] for row in conn.execute("SELECT status FROM bus_messages ORDER BY id")]
+    assert statuses == ["done", "done"]  # the message and its reply: nothing left for the next start
 
 
 async def seed_history(tmp_path: Path) -> None:

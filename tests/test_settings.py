@@ -21,7 +21,11 @@ WORDS = {
     ("VAULTBOT_REVIEW__TOKEN", "generated once, kept in the store"): None,  # None: the store's token
 }
 # A valid value other than the default, where a made-up one would be refused.
-SAMPLES = {"VAULTBOT_TIMEZONE": "Europe/Berlin", "VAULTBOT_BUDGET__DAILY_USD": "2"}
+SAMPLES = {
+    "VAULTBOT_TIMEZONE": "Europe/Berlin",
+    "VAULTBOT_BUDGET__DAILY_USD": "2",
+    "VAULTBOT_TRANSCRIBE__BASE_URL": "http://localhost:8000/v1",
+}
 
 
 def readme_defaults() -> list[tuple[str, str]]:

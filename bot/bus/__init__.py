@@ -1,10 +1,12 @@
-"""The durable message bus: typed messages on SQLite topics, and the worker loop that consumes them."""
+"""The durable message bus: typed messages on SQLite topics, the worker loop that consumes them, and
+the ephemeral progress of replies being written (``progress``)."""
 
-from bot.bus.bus import Bus, Delivery, Published
+from bot.bus.bus import Bus, Delivery, Publication, Published
 from bot.bus.models import (
     EVENTS,
     INBOUND,
     OUTBOUND,
+    Audio,
     Event,
     InboundMessage,
     OutboundMessage,
@@ -12,6 +14,7 @@ from bot.bus.models import (
     events_topic,
     outbound_topic,
 )
+from bot.bus.progress import Draft, DraftWriter, Progress, Subscription
 from bot.bus.worker import ACKED, Fatal, Handler, OnDead, Retry, Worker
 
 __all__ = [
@@ -19,17 +22,23 @@ __all__ = [
     "EVENTS",
     "INBOUND",
     "OUTBOUND",
+    "Audio",
     "Bus",
     "Delivery",
+    "Draft",
+    "DraftWriter",
     "Event",
     "Fatal",
     "Handler",
     "InboundMessage",
     "OnDead",
     "OutboundMessage",
+    "Progress",
+    "Publication",
     "Published",
     "Retry",
     "Sender",
+    "Subscription",
     "Worker",
     "events_topic",
     "outbound_topic",

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "EVENTS",
+    "Audio",
     "INBOUND",
     "OUTBOUND",
     "Event",
@@ -46,6 +47,20 @@ class Sender(BaseModel):
     name: str | None = None
 
 
+class Audio(BaseModel):
+    """A recording that came with a message (a voice note, an audio file, a video note), already kept
+    in the vault at ``path`` (vault-relative); the runner transcribes it."""
+
+    path: str
+    kind: Literal["voice", "audio", "video_note"]
+    duration: float | None = None  # seconds, as the channel reported it
+
+    @property
+    def noun(self) -> str:
+        """What a person calls it: "voice note", "audio file", "video note"."""
+        return {"voice": "voice note", "audio": "audio file", "video_note": "video note"}[self.kind]
+
+
 class InboundMessage(BaseModel):
     """A message from a person, as a channel received it. ``id`` is stable across redeliveries."""
 
@@ -57,6 +72,7 @@ class InboundMessage(BaseModel):
     received_at: datetime = Field(default_factory=_utcnow)
     # The one place for channel-specific data (a Telegram chat id, message id, file ids).
     meta: dict[str, Any] = Field(default_factory=dict)
+    audio: Audio | None = None
 
     @property
     def reply_to(self) -> str:

@@ -78,20 +78,30 @@ class Worker:
         self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._stopping = False
+        # Set by drain(): the loop time after which nothing that is not yet due is waited for.
+        self._drain_until: float | None = None
+        self._finished = asyncio.Event()
 
     async def run(self, *, burst: bool = False) -> None:
         """Work until :meth:`stop`; with ``burst``, return once the topic has nothing left to do.
 
         A burst waits for messages scheduled for later (a retry's backoff), not only due ones.
         """
+        try:
+            await self._run(burst)
+        finally:
+            self._finished.set()
+
+    async def _run(self, burst: bool) -> None:
         with self.bus.listen(self.topic) as published:
             while not self._stopping:
                 self._wake.clear()
                 published.clear()
                 free = self.concurrency - len(self._tasks)
-                claimed = (
-                    await self.bus.claim(self.topic, owner=self.owner, lease=self.lease, limit=free) if free else []
-                )
+                claimed: list[Delivery] = []
+                due_in: float | None = None
+                if free:
+                    claimed, due_in = await self.bus.poll(self.topic, owner=self.owner, lease=self.lease, limit=free)
                 for delivery in claimed:
                     task = asyncio.create_task(self._handle(delivery), name=f"{self.topic}#{delivery.id}")
                     self._tasks.add(task)
@@ -99,13 +109,14 @@ class Worker:
                 if claimed:
                     continue
                 # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
-                # when a delayed message (a retry's backoff) comes due. This saves a query per turn.
-                due_in = None if self._tasks else await self.bus.next_due_in(self.topic)
-                if burst and not self._tasks and due_in is None:
+                # when a delayed message (a retry's backoff) comes due.
+                if self._tasks:
+                    due_in = None
+                if not self._tasks and self._nothing_left(burst, due_in):
                     return
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)
                 await _first(published.wait(), self._wake.wait(), timeout=max(timeout, 0.001))
-        await self._drain()
+        await self._wait_in_flight()
 
     async def stop(self, grace: float = 10.0) -> None:
         """Claim nothing more; give in-flight handlers ``grace`` seconds, then release their messages."""
@@ -117,7 +128,25 @@ class Worker:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
 
-    async def _drain(self) -> None:
+    async def drain(self, grace: float) -> None:
+        """Handle what is queued, up to ``grace`` seconds, then stop: :meth:`run` returns once no
+        message is in flight and none comes due within the grace period. Whatever is still in
+        flight when it ends is released as by :meth:`stop`."""
+        loop = asyncio.get_running_loop()
+        self._drain_until = loop.time() + grace
+        self._wake.set()
+        try:
+            await asyncio.wait_for(self._finished.wait(), grace)
+        except TimeoutError:
+            await self.stop(0)
+
+    def _nothing_left(self, burst: bool, due_in: float | None) -> bool:
+        """Whether an idle burst or drain is done; ``due_in`` is when the next message comes due."""
+        if self._drain_until is not None:
+            return due_in is None or due_in > self._drain_until - asyncio.get_running_loop().time()
+        return burst and due_in is None
+
+    async def _wait_in_flight(self) -> None:
         if self._tasks:
             await asyncio.gather(*set(self._tasks), return_exceptions=True)
 

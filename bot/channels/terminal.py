@@ -1,7 +1,9 @@
 """The terminal channel: typed (or piped) lines in, replies printed.
 
 Like every channel it only talks to the bus: lines are published as inbound messages, and an
-outbound worker prints what the runner queued for this conversation.
+outbound worker prints what the runner queued for this conversation. Given the runs' progress (at
+an interactive terminal), it also prints a reply as it is written; the reply, when it arrives from
+the outbox, then only ends the line instead of being printed again.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from bot.bus import (
     INBOUND,
     Bus,
     Delivery,
+    Draft,
     Event,
     InboundMessage,
     OutboundMessage,
+    Progress,
     Sender,
     Worker,
     events_topic,
@@ -30,16 +34,61 @@ from bot.bus import (
 CHANNEL = "terminal"
 # How often the session re-checks whether a turn is finished when nothing changed in-process.
 _SETTLE_POLL = 1.0
+_PREFIX = "vaultbot> "
+_INDENT = "\n" + " " * len(_PREFIX)
 
 
 class TerminalChannel:
     """One person at one terminal."""
 
-    def __init__(self, bus: Bus, out: TextIO, *, user: str | None = None) -> None:
+    def __init__(self, bus: Bus, out: TextIO, *, user: str | None = None, progress: Progress | None = None) -> None:
+        """With ``progress``, replies are printed as they are written (run :meth:`stream` beside the workers)."""
         self._bus = bus
         self._out = out
         self.user = user or _whoami()
         self.conversation = f"{CHANNEL}:{self.user}"
+        # Subscribed before the runner starts, so no run is missed.
+        self._subscription = progress.subscribe(CHANNEL) if progress is not None else None
+        self._draft: Draft | None = None  # the draft being printed, and how much of its segment is
+        self._segment = -1
+        self._printed = ""
+        self._open = False  # a streamed line waits for the rest of its reply
+
+    async def stream(self) -> None:
+        """Print this conversation's replies as they are written, until cancelled."""
+        if self._subscription is None:
+            return
+        with self._subscription as subscription:
+            while True:
+                for draft in await subscription.changes():
+                    if draft.conversation == self.conversation:
+                        self._catch_up(draft)
+
+    def _catch_up(self, draft: Draft) -> None:
+        if draft.done and draft is not self._draft:
+            return  # over before any of it was printed, or its reply already was: the outbox prints it
+        if draft is not self._draft or draft.segment != self._segment:
+            self._end_line()  # a new run, or text after a tool call: on a line of its own
+            self._draft, self._segment, self._printed = draft, draft.segment, ""
+        text = draft.text
+        if len(text) > len(self._printed) and text.startswith(self._printed):
+            self._out.write(("" if self._open else _PREFIX) + text[len(self._printed) :].replace("\n", _INDENT))
+            self._out.flush()
+            self._printed, self._open = text, True
+
+    def _end_line(self) -> None:
+        if self._open:
+            self._out.write("\n")
+            self._out.flush()
+            self._open = False
+
+    def _streamed(self, message: OutboundMessage) -> bool:
+        """True when ``message`` is the reply just printed as it was written."""
+        draft = self._draft
+        if draft is None or message.kind != "reply" or draft.key != message.in_reply_to:
+            return False
+        self._catch_up(draft)  # the last words may not have been printed yet
+        return self._printed == message.text
 
     async def submit(self, text: str) -> int:
         """Publish one line as an inbound message; returns its bus id."""
@@ -55,7 +104,11 @@ class TerminalChannel:
     async def deliver(self, delivery: Delivery) -> None:
         """Print one outbound message. Idempotent enough for a terminal: at most a reprint."""
         message = delivery.parse(OutboundMessage)
-        self._print("vaultbot> " if message.kind == "reply" else "vaultbot (notice)> ", message.text)
+        if self._streamed(message):
+            self._end_line()
+            self._draft = None
+            return
+        self._print(_PREFIX if message.kind == "reply" else "vaultbot (notice)> ", message.text)
 
     async def tell(self, delivery: Delivery) -> None:
         """Print the one-line notice of a run's event (a failure pattern, an escalation), if it has one."""
@@ -64,7 +117,8 @@ class TerminalChannel:
             self._print("vaultbot (notice)> ", event.notice)
 
     def _print(self, prefix: str, text: str) -> None:
-        self._out.write(prefix + text.replace("\n", "\n          ") + "\n")
+        self._end_line()
+        self._out.write(prefix + text.replace("\n", _INDENT) + "\n")
         self._out.flush()
 
     def workers(self) -> list[Worker]:

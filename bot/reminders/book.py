@@ -12,11 +12,9 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from aiosqlite import Row
-
 from bot.bus import INBOUND, Bus, InboundMessage, OutboundMessage, Sender, outbound_topic
 from bot.clock import Clock
-from bot.db import Database, now_iso
+from bot.db import Database, Row, now_iso
 from bot.reminders.timing import (
     PAST_GRACE,
     TimingError,

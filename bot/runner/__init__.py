@@ -6,7 +6,7 @@ from bot.runner.commands import COMMANDS, CommandRunner, ReviewLink, parse_comma
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.handler import DeadLetter, TurnHandler
 from bot.runner.loop import Limits, RunResult, StepRecorder, run_turn
-from bot.runner.model import ModelClient, ModelReply, Usage
+from bot.runner.model import ModelClient, ModelReply, TextListener, Usage
 from bot.runner.prompt import load_system_prompt
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "ReviewLink",
     "RunResult",
     "StepRecorder",
+    "TextListener",
     "TurnHandler",
     "Usage",
     "load_system_prompt",

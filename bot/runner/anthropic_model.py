@@ -1,4 +1,8 @@
-"""The real model: Claude through the official ``anthropic`` SDK.
+"""The real model: Claude through the official ``anthropic`` SDK, streamed.
+
+Every call streams (the SDK's ``messages.stream`` helper): a listener hears the text as it is
+written, and the reply is the SDK's accumulated final message, the same one a non-streamed call
+returns. An answer that stops before the API's ``message_stop`` is an outage, never a reply.
 
 SDK retries are kept small on purpose: a model that stays down is retried by the bus with
 backoff, where the message is durable, rather than inside one request that holds a lease.
@@ -9,9 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
+import httpx2
+from anthropic.lib.streaming import AsyncMessageStream
 
 from bot.runner.errors import ModelRejected, ModelUnavailable
-from bot.runner.model import ModelReply, Usage
+from bot.runner.model import ModelReply, TextListener, Usage
 
 _PERMANENT_HINTS: dict[type[anthropic.APIStatusError], str] = {
     anthropic.AuthenticationError: "The Anthropic API key was refused; check ANTHROPIC_API_KEY.",
@@ -46,27 +52,32 @@ class AnthropicModel:
         await self._client.close()
 
     async def complete(
-        self, *, system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        listener: TextListener | None = None,
     ) -> ModelReply:
-        """One Messages API call, with SDK errors sorted into transient and permanent."""
+        """One streamed Messages API call, with SDK errors sorted into transient and permanent."""
         try:
-            response = await self._client.messages.create(
+            async with self._client.messages.stream(
                 model=self.name,
                 max_tokens=self._max_tokens,
                 system=system,  # type: ignore[arg-type]
                 messages=messages,  # type: ignore[arg-type]
                 **({"tools": tools} if tools else {}),  # type: ignore[arg-type]
-            )
+            ) as stream:
+                response = await _read(stream, listener)
         except anthropic.APIStatusError as exc:
             raise _classify(exc) from None
-        except anthropic.APIConnectionError as exc:
+        except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+            # The SDK wraps failures to connect; a connection that breaks mid-answer surfaces raw.
             raise ModelUnavailable(f"could not reach the model API ({type(exc).__name__})") from None
         except (anthropic.APIResponseValidationError, ValueError):
-            # A 200 whose body is not the Messages API (a proxy's error page): the SDK raises a
-            # JSON decode error for it. Treated like an outage, since it usually is one.
+            # A body that is not the Messages API's events (a proxy's error page), or tool input
+            # that is not JSON. Treated like an outage, since it usually is one.
             raise ModelUnavailable("the model API sent a response that could not be read") from None
-        if not hasattr(response, "content"):
-            raise ModelUnavailable("the model API sent a response that could not be read")
         return ModelReply(
             content=[_block(b) for b in response.content],
             stop_reason=response.stop_reason or "end_turn",
@@ -75,12 +86,45 @@ class AnthropicModel:
         )
 
 
+async def _read(stream: AsyncMessageStream[Any], listener: TextListener | None) -> Any:
+    """Read the events to the end, telling ``listener`` the text; the final message."""
+    ended = False
+    written = separate = False  # text written in this segment; a blank line due before the next block's
+    async for event in stream:
+        if event.type == "message_stop":
+            ended = True
+        elif listener is None:
+            continue
+        elif event.type == "content_block_start" and event.content_block.type == "tool_use":
+            listener.tool_call(event.content_block.name)
+            written = separate = False
+        elif event.type == "content_block_start" and event.content_block.type == "text":
+            separate = written
+        elif event.type == "text" and event.text:
+            if separate:  # ModelReply.text joins text blocks with a blank line
+                listener.text("\n\n")
+                separate = False
+            listener.text(event.text)
+            written = True
+    if not ended:
+        raise ModelUnavailable("the model API's answer stopped before its end")
+    return await stream.get_final_message()
+
+
 def _classify(exc: anthropic.APIStatusError) -> Exception:
+    if exc.status_code < 400:  # an error event in the middle of a 200 stream, such as overloaded_error
+        return ModelUnavailable(f"the model API failed mid-answer ({_error_type(exc)})")
     for cls, hint in _PERMANENT_HINTS.items():
         if isinstance(exc, cls):
             return ModelRejected(f"{hint} (HTTP {exc.status_code})")
     retry_after = _retry_after(exc)
     return ModelUnavailable(f"the model API answered HTTP {exc.status_code}", retry_after=retry_after)
+
+
+def _error_type(exc: anthropic.APIStatusError) -> str:
+    error = exc.body.get("error") if isinstance(exc.body, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return kind if isinstance(kind, str) else "an error"
 
 
 def _retry_after(exc: anthropic.APIStatusError) -> float | None:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from bot.runner.model import ModelReply
+from bot.clock import unstamp
+from bot.runner.model import ModelReply, TextListener
 from vault import daily_entry
 
 TITLE_CHARS = 60
@@ -40,12 +41,19 @@ class CaptureModel:
         self._hint = hint
 
     async def complete(
-        self, *, system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        listener: TextListener | None = None,
     ) -> ModelReply:
-        """First call: write the note and log it. Second call: say where it went."""
+        """First call: write the note and log it. Second call: say where it went (at once: there
+        is nothing to stream, so ``listener`` is not told)."""
         last = messages[-1]["content"]
         if isinstance(last, str):
-            return ModelReply(content=self._file(last), stop_reason="tool_use", model=self.name)
+            # The note holds what the user wrote, not the time stamp the runner put before it.
+            return ModelReply(content=self._file(unstamp(last)), stop_reason="tool_use", model=self.name)
         return ModelReply(
             content=[{"type": "text", "text": _outcome(last, self._hint)}], stop_reason="end_turn", model=self.name
         )
@@ -71,12 +79,21 @@ class CaptureModel:
 
 
 def title_from(text: str) -> str:
-    """A note title from a message: its first line, cut at a word boundary."""
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "") or "Untitled"
+    """A note title from a message: its first line of the person's own words (the channel's bracketed
+    context lines, such as where a photo was saved, only when there is nothing else), cut at a word
+    boundary."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    own = [line for line in lines if not _is_context(line)]
+    first = next(iter(own or lines), "Untitled")
     if len(first) <= TITLE_CHARS:
         return first
     cut = first[:TITLE_CHARS].rsplit(" ", 1)[0] or first[:TITLE_CHARS]
     return cut.rstrip(" ,.;:") + "…"
+
+
+def _is_context(line: str) -> bool:
+    """A line the channel or the runner added around the message: ``[…]`` or ``(…)``."""
+    return (line[0], line[-1]) in (("[", "]"), ("(", ")"))
 
 
 def _outcome(tool_results: list[dict[str, Any]], hint: str | None) -> str:

@@ -3,30 +3,33 @@
 Idempotent across crashes: replies are keyed by (inbound message, sequence) in the outbox, the
 turn is appended to history once per inbound message, and the finishing writes (reply, history,
 run record, ack) are one transaction, so a crash before it re-runs the message and a crash after
-it finds the message done.
+it finds the message done. A recording's transcript is kept once obtained, so a re-run reuses it.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
-from bot.clock import Clock
+from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
+from bot.clock import Clock, stamped, zone_name
 from bot.db import Database
 from bot.runner.budget import DailyBudget
 from bot.runner.commands import CommandRunner, parse_command
+from bot.runner.drafting import ReplyDraft
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import compact, estimate_tokens, fit
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient, Usage
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import CallUsage, Store
-from bot.tools import Dispatcher, ToolContext, queue_notice, queue_reply
+from bot.store import CallUsage, RunEnding, Store
+from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
+from bot.transcribe import VoiceNotes
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +133,12 @@ class TurnHandler:
         summarizer: AuditSummarizer | None = None,
         budget: DailyBudget | None = None,
         over_budget: ModelClient | None = None,
+        voice: VoiceNotes | None = None,
+        progress: Progress | None = None,
     ) -> None:
-        """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day."""
+        """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
+        ``voice`` transcribes the recordings that come with messages; ``progress`` receives the
+        reply's text as it is written, for channels that show it."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -149,6 +156,8 @@ class TurnHandler:
         self._clock = clock
         self._budget = budget
         self._over_budget = over_budget
+        self._voice = voice
+        self._progress = progress
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -172,25 +181,33 @@ class TurnHandler:
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             await self._finish(delivery, context, result)
             return ACKED
+        # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
+        text = await self._voice.prepare(message, context) if self._voice else message.text
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
+        draft = self._open_draft(context)
         try:
             result = await run_turn(
                 model=model,
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
-                text=message.text,
+                text=self._as_read(message, text),
                 context=context,
                 recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
-                now=self._clock.now(),
+                zone=zone_name(self._clock.tz),
+                listener=ReplyDraft(draft, context) if draft else None,
             )
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)
         except ModelRejected as exc:
             await self._rejected(context, exc)
+        finally:
+            # Ended before the reply is queued: a channel never shows a draft of a reply it sent.
+            if draft is not None:
+                draft.end()
         await self._finish(delivery, context, result)
         log.info(
             "← %s run=%s %s %.1fms tools=%s",
@@ -201,6 +218,22 @@ class TurnHandler:
             ",".join(result.tools_called) or "-",
         )
         return ACKED
+
+    def _open_draft(self, context: ToolContext) -> DraftWriter | None:
+        if self._progress is None:
+            return None
+        return self._progress.open(
+            key=context.inbound_id,
+            channel=context.channel,
+            conversation=context.conversation,
+            recipient=context.recipient,
+        )
+
+    def _as_read(self, message: InboundMessage, text: str) -> str:
+        """``text`` (the message's, with any transcript) as the model reads it and history keeps it:
+        stamped with the local time the message was received, which a re-run after a crash or a retry
+        keeps (it travels with the message)."""
+        return stamped(text, message.received_at, self._clock.tz)
 
     async def _over_budget_today(self, context: ToolContext) -> bool:
         """True when today's budget is spent; the conversation is told once that day."""
@@ -213,26 +246,28 @@ class TurnHandler:
         return True
 
     async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
-        # Compacted before the transaction: it holds the database, other turns wait on it.
+        # Prepared here, so the unit of work on the database thread is only the writes.
         kept = compact(result.messages)
         tokens = estimate_tokens(kept)
-        async with self._db.transaction():
-            # A run that never called send_message still answers, with its final text.
-            if context.sent == 0 and result.final_text.strip():
-                await queue_reply(self._bus, context, result.final_text)
-            if result.reason:
-                await queue_notice(self._bus, context, f"I stopped here: {result.reason}.", key="stopped")
+        replies = []
+        # A run that never called send_message still answers, with its final text.
+        if context.sent == 0 and result.final_text.strip():
+            replies.append(reply(context, result.final_text))
+        if result.reason:
+            replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))
+        ending = RunEnding(result.status, result.reason, result.usage.as_dict(), result.tools_called, result.final_text)
+
+        def finish(conn: sqlite3.Connection) -> tuple[list[str], str | None]:
+            published = [r.topic for r in replies if not self._bus.publish_in(conn, r).duplicate]
             if kept:  # commands leave the conversation's history alone
-                await self._store.append_turn(context.conversation, context.inbound_id, kept, tokens=tokens)
-            await self._store.finish_run(
-                context.run_id,
-                status=result.status,
-                reason=result.reason,
-                usage=result.usage.as_dict(),
-                tools_called=result.tools_called,
-                final_text=result.final_text,
-            )
-            await self._bus.ack(delivery.id)
+                self._store.append_turn_in(conn, context.conversation, context.inbound_id, kept, tokens)
+            self._store.finish_run_in(conn, context.run_id, ending)
+            return published, self._bus.ack_in(conn, delivery.id)
+
+        # One transaction, one round trip to the database thread.
+        published, acked = await self._db.run(finish)
+        for topic in {*published, *([acked] if acked else [])}:
+            self._bus.announce(topic)
 
     async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> NoReturn:
         last = delivery.attempts >= self._max_attempts
@@ -280,7 +315,7 @@ class TurnHandler:
 
     async def _close_unanswered(self, message: InboundMessage, told: str) -> None:
         unanswered = [
-            {"role": "user", "content": message.text},
+            {"role": "user", "content": self._as_read(message, message.text)},
             {"role": "assistant", "content": [{"type": "text", "text": f"(Not answered: {told}.)"}]},
         ]
         await self._store.append_turn(message.conversation, message.id, unanswered, tokens=estimate_tokens(unanswered))

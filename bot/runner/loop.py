@@ -7,13 +7,12 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.runner.caching import with_breakpoints
 from bot.runner.closing import closed, ending_note
 from bot.runner.guards import CallGuard, truncate_middle
-from bot.runner.model import ModelClient, ModelReply, Usage
+from bot.runner.model import ModelClient, ModelReply, TextListener, Usage
 from bot.runner.watch import RunWatch, Verdict
 from bot.tools import Dispatcher, ToolContext, ToolOutcome, failure
 
@@ -60,30 +59,28 @@ class RunResult:
         return self.status == "completed"
 
 
-def system_prompt(system: str, now: datetime | None) -> list[dict[str, Any]]:
-    """The system blocks: the configured prompt, then the user's date, hour and zone when known.
+def system_prompt(system: str, zone: str | None) -> list[dict[str, Any]]:
+    """The system blocks: the configured prompt, then how the user's time reaches the model.
 
-    The time block is last and carries the cache breakpoint, so the cached prefix (tools, prompt,
-    time) changes once an hour, not on every call: the conversation behind it stays cached within
-    the hour. The hour, not the minute, is given for that reason; reminders refuse past times with
-    the exact current time, so the model can correct itself.
+    Nothing here changes with the time, so the cached prefix (tools, prompt, conversation) holds
+    for as long as the cache does. The time itself comes with each user message (``bot.clock.stamped``):
+    the newest one says what time it is now, to the minute.
     """
     blocks: list[dict[str, Any]] = [{"type": "text", "text": system}]
-    if now is not None:
-        blocks.append({"type": "text", "text": now_line(now)})
+    if zone is not None:
+        blocks.append({"type": "text", "text": time_note(zone)})
     blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
     return blocks
 
 
-def now_line(now: datetime) -> str:
-    """The user's date, hour and time zone, as the model is told them."""
-    hour = now.replace(minute=0, second=0, microsecond=0)
-    zone = getattr(now.tzinfo, "key", None) or now.tzname() or "local time"
-    offset = now.strftime("%z")
+def time_note(zone: str) -> str:
+    """What the model is told about the user's time zone and the stamps on their messages."""
     return (
-        f"Current local time: {hour.strftime('%A %Y-%m-%d')}, between {hour.strftime('%H:%M')} and "
-        f"{(hour + timedelta(hours=1)).strftime('%H:%M')}; time zone {zone} (UTC{offset[:3]}:{offset[3:]}). "
-        "Times without an offset in schedule_message are read in this zone."
+        f"The user's time zone is {zone}. Each user message starts with the local date and time it was "
+        "sent, such as [Mon 2026-11-23 14:05 +01:00], so the newest message tells you the current time. "
+        'Read "today", "tomorrow at 9" and "in 10 minutes" from it; times without an offset in '
+        "schedule_message are read in the user's zone. vaultbot adds the stamp, the user did not type it: "
+        "never repeat it in a reply, and leave it out of notes."
     )
 
 
@@ -104,15 +101,18 @@ async def run_turn(
     context: ToolContext,
     recorder: StepRecorder,
     limits: Limits = Limits(),
-    now: datetime | None = None,
+    zone: str | None = None,
+    listener: TextListener | None = None,
 ) -> RunResult:
     """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
+
+    ``listener`` hears every model call's text as it is written (progress a channel may show).
 
     Model errors (``ModelUnavailable``, ``ModelRejected``) propagate to the caller, which owns
     retries; tool failures never do. However the run ends, ``messages`` is a closed turn
     (``bot.runner.closing``).
     """
-    system_blocks = system_prompt(system, now)
+    system_blocks = system_prompt(system, zone)
     tools = dispatcher.definitions()
     turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
     result = RunResult(status="completed", final_text="", messages=turn)
@@ -121,7 +121,7 @@ async def run_turn(
     previous_end = len(history) - 1  # where the prompt cached by the previous call ends
     while True:
         messages = [*history, *turn]
-        reply = await _call_model(model, system_blocks, messages, previous_end, tools, recorder)
+        reply = await _call_model(model, system_blocks, messages, previous_end, tools, recorder, listener)
         previous_end = len(messages) - 1
         result.usage.add(reply.usage)
         turn.append({"role": "assistant", "content": reply.content})
@@ -175,9 +175,11 @@ async def _call_model(
     previous_end: int,
     tools: list[dict[str, Any]],
     recorder: StepRecorder,
+    listener: TextListener | None,
 ) -> ModelReply:
     started = time.perf_counter()
-    reply = await model.complete(system=system, messages=with_breakpoints(messages, previous_end), tools=tools)
+    marked = with_breakpoints(messages, previous_end)
+    reply = await model.complete(system=system, messages=marked, tools=tools, listener=listener)
     await recorder.step(
         kind="model",
         name=reply.model or model.name,

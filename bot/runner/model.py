@@ -1,7 +1,9 @@
-"""The runner's one seam to a model: ``complete(system, messages, tools)``.
+"""The runner's one seam to a model: ``complete(system, messages, tools, listener)``.
 
-Content blocks are plain dicts in the Messages API's request shape, so what the model returns can
-be appended to the conversation and stored as JSON without conversion.
+A client that streams tells ``listener`` the reply's text as it is written; the reply it returns is
+the same either way, so a client that does not stream may ignore the listener. Content blocks are
+plain dicts in the Messages API's request shape, so what the model returns can be appended to the
+conversation and stored as JSON without conversion.
 """
 
 from __future__ import annotations
@@ -56,13 +58,31 @@ class ModelReply:
         return [b for b in self.content if b.get("type") == "tool_use"]
 
 
+class TextListener(Protocol):
+    """Hears a reply as it is written. Called on the event loop; must return at once."""
+
+    def text(self, delta: str) -> None:
+        """More of the reply's text (text blocks after the first come with a blank line before them,
+        so the deltas of a reply add up to :attr:`ModelReply.text`)."""
+        ...
+
+    def tool_call(self, name: str) -> None:
+        """The reply turned to a tool call: the text before it is not the run's final text."""
+        ...
+
+
 class ModelClient(Protocol):
     """Anything that can answer a conversation with tools."""
 
     name: str
 
     async def complete(
-        self, *, system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        listener: TextListener | None = None,
     ) -> ModelReply:
         """Answer once; raise ``ModelUnavailable`` or ``ModelRejected`` when it cannot."""
         ...

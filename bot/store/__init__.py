@@ -1,7 +1,7 @@
 """SQLite records: conversation history, runs and steps (the audit trail), interactions."""
 
 from bot.store.reader import RUN_STATUSES, StoreReader, TimelineFilter
-from bot.store.store import Store, Turn
+from bot.store.store import RunEnding, Store, Turn
 from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["RUN_STATUSES", "CallUsage", "Store", "StoreReader", "TimelineFilter", "Turn", "UsageRow"]
+__all__ = ["RUN_STATUSES", "CallUsage", "RunEnding", "Store", "StoreReader", "TimelineFilter", "Turn", "UsageRow"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.clock import unstamp
 from bot.db import Database, to_iso
 from bot.store.store import _RUN_COST, _run, _step
 
@@ -172,8 +173,9 @@ class StoreReader:
                 step["cost_usd"] = row["cost_usd"]
 
     async def _message(self, run: dict[str, Any], steps: list[dict[str, Any]]) -> str | None:
-        """The user's message: from the stored turn, else from the first model call's input (None
-        for a command, which keeps no turn and calls no model)."""
+        """The user's message as they wrote it (without the time stamp the model reads before it):
+        from the stored turn, else from the first model call's input (None for a command, which
+        keeps no turn and calls no model)."""
         if run["inbound_id"]:
             turn = await self._db.fetchone(
                 "SELECT json_extract(messages, '$[0].content') AS text FROM turns "
@@ -181,11 +183,11 @@ class StoreReader:
                 (run["conversation"], run["inbound_id"]),
             )
             if turn is not None and isinstance(turn["text"], str):
-                return str(turn["text"])
+                return unstamp(str(turn["text"]))
         for step in steps:
             last = step["input"].get("last") if step["kind"] == "model" and isinstance(step["input"], dict) else None
             if isinstance(last, dict) and isinstance(last.get("content"), str):
-                return str(last["content"])
+                return unstamp(str(last["content"]))
         return None
 
     async def recent_notes(self, *, limit: int = 50) -> list[dict[str, Any]]:

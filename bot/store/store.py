@@ -7,6 +7,8 @@ and produced, so a person can query the audit trail with ``sqlite3`` and ``json_
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -16,7 +18,7 @@ from bot.db import Database, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["CallUsage", "Store", "Turn", "UsageRow"]
+__all__ = ["CallUsage", "RunEnding", "Store", "Turn", "UsageRow"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,21 @@ class Turn:
     id: int = 0
 
 
+# Enough for the history windows of a few hundred active conversations.
+_DECODED_TURNS = 5000
+
+
+@dataclass(frozen=True)
+class RunEnding:
+    """How a run ended, as :meth:`Store.finish_run` records it."""
+
+    status: str
+    reason: str | None
+    usage: dict[str, int]
+    tools_called: list[str]
+    final_text: str | None
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
@@ -38,6 +55,9 @@ class Store:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        # Stored turns never change, and every message re-reads its conversation's recent ones:
+        # each is decoded from JSON once, then kept (the most recently read few thousand).
+        self._decoded: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
 
     # History
 
@@ -47,12 +67,18 @@ class Store:
         """Append one turn (the user's message and everything after it) with its estimated token
         cost; once per inbound message. Returns False when the turn was already there (a re-run
         after a crash)."""
-        changed = await self._db.execute(
+        return await self._db.run(lambda conn: self.append_turn_in(conn, conversation, inbound_id, messages, tokens))
+
+    def append_turn_in(
+        self, conn: sqlite3.Connection, conversation: str, inbound_id: str, messages: list[dict[str, Any]], tokens: int
+    ) -> bool:
+        """:meth:`append_turn` as part of a unit of work on the database thread (``Database.run``)."""
+        cursor = conn.execute(
             "INSERT INTO turns (conversation, inbound_id, messages, tokens, created_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (conversation, inbound_id) DO NOTHING",
             (conversation, inbound_id, _json(messages), tokens, now_iso()),
         )
-        return changed > 0
+        return cursor.rowcount > 0
 
     async def load_history(self, conversation: str, max_turns: int) -> list[Turn]:
         """The last ``max_turns`` turns of a conversation, oldest first.
@@ -71,7 +97,18 @@ class Store:
             """,
             {"c": conversation, "n": max_turns},
         )
-        return [Turn(json.loads(row["messages"]), row["tokens"], row["id"]) for row in reversed(rows)]
+        return [Turn(self._messages(row["id"], row["messages"]), row["tokens"], row["id"]) for row in reversed(rows)]
+
+    def _messages(self, turn_id: int, stored: str) -> list[dict[str, Any]]:
+        """The decoded messages of a stored turn, shared between reads: callers must not change them."""
+        messages = self._decoded.get(turn_id)
+        if messages is None:
+            messages = self._decoded[turn_id] = json.loads(stored)
+            if len(self._decoded) > _DECODED_TURNS:
+                self._decoded.popitem(last=False)
+        else:
+            self._decoded.move_to_end(turn_id)
+        return messages
 
     async def reset_history(self, conversation: str) -> None:
         """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""
@@ -91,19 +128,26 @@ class Store:
     ) -> None:
         """Record that a run began. On a ``rerun`` (the message was delivered before), an earlier run
         of it still marked running was cut short by a crash, and is closed as ``interrupted`` so
-        every run ends with a status."""
-        if rerun and inbound_id is not None:
-            await self._db.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = ?, "
-                "reason = 'the process stopped during this run; the message was handled again' "
-                "WHERE inbound_id = ? AND status = 'running'",
-                (now_iso(), inbound_id),
+        every run ends with a status.
+
+        Queued like a step (:meth:`add_step`): written before the run's steps and its end."""
+        now = now_iso()
+
+        def write(conn: sqlite3.Connection) -> None:
+            if rerun and inbound_id is not None:
+                conn.execute(
+                    "UPDATE runs SET status = 'interrupted', finished_at = ?, "
+                    "reason = 'the process stopped during this run; the message was handled again' "
+                    "WHERE inbound_id = ? AND status = 'running'",
+                    (now, inbound_id),
+                )
+            conn.execute(
+                "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
+                "VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                (run_id, conversation, inbound_id, model, mode, now),
             )
-        await self._db.execute(
-            "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
-            "VALUES (?, ?, ?, ?, ?, 'running', ?)",
-            (run_id, conversation, inbound_id, model, mode, now_iso()),
-        )
+
+        await self._db.record(write)
 
     async def add_step(
         self,
@@ -120,27 +164,13 @@ class Store:
         call: CallUsage | None = None,
     ) -> None:
         """Append one model call, tool call or event to a run's audit trail; a model call's
-        ``call`` (tokens and cost) is recorded with it, atomically."""
-        if call is None:
-            await self._insert_step(run_id, kind, name, input, output, is_error, duration_ms, usage, summary)
-            return
-        async with self._db.transaction():
-            await self._insert_step(run_id, kind, name, input, output, is_error, duration_ms, usage, summary)
-            await _usage.record_usage(self._db, run_id, call)
+        ``call`` (tokens and cost) is recorded with it, atomically.
 
-    async def _insert_step(
-        self,
-        run_id: str,
-        kind: str,
-        name: str,
-        input: Any,
-        output: Any,
-        is_error: bool,
-        duration_ms: float,
-        usage: dict[str, int] | None,
-        summary: str | None,
-    ) -> None:
-        await self._db.execute(
+        Queued, not awaited (:meth:`Database.record`): a turn records several steps, and each
+        round trip to the database thread costs more than the row. The step is still written
+        before anything the turn writes later, its ack among them.
+        """
+        step = (
             """
             INSERT INTO steps
                 (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, summary, created_at)
@@ -161,6 +191,14 @@ class Store:
                 now_iso(),
             ),
         )
+        cost = None if call is None else _usage.usage_statement(run_id, call)
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(*step)
+            if cost is not None:
+                conn.execute(*cost)
+
+        await self._db.record(write)
 
     async def finish_run(
         self,
@@ -173,15 +211,29 @@ class Store:
         final_text: str | None,
     ) -> None:
         """Close a run with how it ended."""
+        ending = RunEnding(status, reason, usage, tools_called, final_text)
+        await self._db.run(lambda conn: self.finish_run_in(conn, run_id, ending))
+
+    def finish_run_in(self, conn: sqlite3.Connection, run_id: str, ending: RunEnding) -> None:
+        """:meth:`finish_run` as part of a unit of work on the database thread (``Database.run``)."""
         now = now_iso()
-        await self._db.execute(
+        conn.execute(
             """
             UPDATE runs SET status = ?, reason = ?, usage = ?, tools_called = ?, final_text = ?,
                 finished_at = ?,
                 duration_ms = (julianday(?) - julianday(started_at)) * 86400000.0
             WHERE id = ?
             """,
-            (status, reason, _json(usage), _json(tools_called), final_text, now, now, run_id),
+            (
+                ending.status,
+                ending.reason,
+                _json(ending.usage),
+                _json(ending.tools_called),
+                ending.final_text,
+                now,
+                now,
+                run_id,
+            ),
         )
 
     async def list_runs(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:

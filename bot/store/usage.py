@@ -13,7 +13,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from bot.clock import day_bounds
 from bot.db import Database, to_iso
 
-__all__ = ["CallUsage", "UsageRow", "record_usage", "spend_between", "usage_by_day"]
+__all__ = ["CallUsage", "UsageRow", "record_usage", "spend_between", "usage_by_day", "usage_statement"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,12 @@ class UsageRow:
 
 async def record_usage(db: Database, run_id: str | None, call: CallUsage) -> None:
     """Append one model call's usage (joins the caller's transaction, if any)."""
-    await db.execute(
+    await db.execute(*usage_statement(run_id, call))
+
+
+def usage_statement(run_id: str | None, call: CallUsage) -> tuple[str, tuple[object, ...]]:
+    """The statement and parameters that append one model call's usage, to run with others."""
+    return (
         "INSERT INTO usage (created_at, run_id, model, api_model, input_tokens, output_tokens, cache_read_tokens, "
         "cache_write_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (

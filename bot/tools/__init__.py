@@ -12,7 +12,7 @@ from bot.tools.base import Tool
 from bot.tools.context import ToolContext
 from bot.tools.dispatcher import Dispatcher, ToolOutcome
 from bot.tools.errors import ToolError, failure
-from bot.tools.messaging import LogInteraction, SendMessage, queue_notice, queue_reply
+from bot.tools.messaging import LogInteraction, SendMessage, notice, queue_notice, queue_reply, reply
 from bot.tools.scheduling import CancelScheduled, ListScheduled, ScheduleMessage
 from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
@@ -24,8 +24,10 @@ __all__ = [
     "ToolOutcome",
     "build_dispatcher",
     "failure",
+    "notice",
     "queue_notice",
     "queue_reply",
+    "reply",
 ]
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.bus import Bus, OutboundMessage, outbound_topic
+from bot.bus import Bus, OutboundMessage, Publication, outbound_topic
+from bot.clock import unstamp
 from bot.store import Store
 from bot.tools.context import ToolContext
 from bot.tools.schemas import LogInteractionInput, SendMessageInput
@@ -16,20 +17,41 @@ async def queue_reply(bus: Bus, context: ToolContext, text: str) -> bool:
     A re-run of the same inbound message numbers its replies the same way, so a reply that was
     already queued before a crash is not queued again. Returns False for such a duplicate.
     """
-    sequence = context.next_sequence()
-    return await _queue(bus, context, text, kind="reply", sequence=sequence, key=str(sequence))
+    return await _queue(bus, reply(context, text))
 
 
 async def queue_notice(bus: Bus, context: ToolContext, text: str, *, key: str, once_per: str | None = None) -> bool:
     """Tell the user something once per inbound message and ``key`` (e.g. "model-unreachable");
     with ``once_per`` (e.g. a date), once per conversation, ``once_per`` and ``key`` instead."""
+    return await _queue(bus, notice(context, text, key=key, once_per=once_per))
+
+
+def reply(context: ToolContext, text: str) -> Publication:
+    """The publication :func:`queue_reply` makes, for a caller that publishes it with other writes."""
+    sequence = context.next_sequence()
+    # A model may imitate the time stamps on the user's messages; the user never sees them.
+    return _publication(context, unstamp(text), kind="reply", sequence=sequence, key=str(sequence))
+
+
+def notice(context: ToolContext, text: str, *, key: str, once_per: str | None = None) -> Publication:
+    """The publication :func:`queue_notice` makes, for a caller that publishes it with other writes."""
     scope = context.inbound_id if once_per is None else f"{context.conversation}:{once_per}"
-    return await _queue(bus, context, text, kind="notice", sequence=0, key=key, scope=scope)
+    return _publication(context, text, kind="notice", sequence=0, key=key, scope=scope)
 
 
-async def _queue(
-    bus: Bus, context: ToolContext, text: str, *, kind: str, sequence: int, key: str, scope: str | None = None
-) -> bool:
+async def _queue(bus: Bus, publication: Publication) -> bool:
+    published = await bus.publish(
+        publication.topic,
+        publication.message,
+        conversation=publication.conversation,
+        dedupe_key=publication.dedupe_key,
+    )
+    return not published.duplicate
+
+
+def _publication(
+    context: ToolContext, text: str, *, kind: str, sequence: int, key: str, scope: str | None = None
+) -> Publication:
     message = OutboundMessage(
         channel=context.channel,
         conversation=context.conversation,
@@ -39,13 +61,12 @@ async def _queue(
         sequence=sequence,
         kind=kind,  # type: ignore[arg-type]
     )
-    published = await bus.publish(
+    return Publication(
         outbound_topic(context.channel),
         message,
-        conversation=context.conversation,
+        context.conversation,
         dedupe_key=f"{scope or context.inbound_id}:{key}",
     )
-    return not published.duplicate
 
 
 class SendMessage:

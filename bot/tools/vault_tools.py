@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import vault
+from bot.clock import unstamp
 from bot.tools.context import ToolContext
 from bot.tools.errors import ToolError
 from bot.tools.schemas import VaultListInput, VaultReadInput, VaultSearchInput, VaultWriteInput
@@ -63,11 +64,12 @@ class VaultWrite(_VaultTool):
 
     async def run(self, input: VaultWriteInput, context: ToolContext) -> dict[str, Any]:
         """Write the note and say where it went."""
+        # A note holds the user's words: a message copied in whole loses the time stamp vaultbot put on it.
         written = await _in_thread(
             self._vault.write,
             input.folder,
-            input.title,
-            input.content,
+            unstamp(input.title),
+            unstamp(input.content),
             tags=input.tags,
             confidence=input.confidence,
             mode=input.mode,

@@ -15,6 +15,7 @@ from starlette.applications import Starlette
 
 __all__ = ["CannotListen", "ReviewServer", "review_url"]
 
+
 def review_url(host: str, port: int, token: str) -> str:
     """``http://127.0.0.1:8765/?token=…``: the address to open, token included."""
     shown = f"[{host}]" if ":" in host else host

@@ -212,6 +212,28 @@ async def test_stopping_releases_an_unfinished_message_for_redelivery(db: Databa
     assert again.attempts == 2
 
 
+async def test_draining_handles_what_is_queued_and_leaves_what_comes_due_after_the_grace(db: Database) -> None:
+    bus = Bus(db)
+    handled: list[str] = []
+    release = asyncio.Event()
+
+    async def handler(delivery: Delivery) -> None:
+        await release.wait()
+        handled.append(delivery.parse(InboundMessage).text)
+
+    await publish(bus, "in flight", conversation="a")
+    await publish(bus, "queued", conversation="b")
+    await publish(bus, "later", conversation="c", delay=3600)  # a retry's backoff, past any grace
+    worker = Worker(bus, "in", handler, concurrency=1, poll_interval=3600)
+    running = asyncio.create_task(worker.run())
+    draining = asyncio.create_task(worker.drain(30))
+    release.set()
+    await asyncio.wait_for(draining, timeout=10)  # returns long before the grace is up
+    await running
+    assert handled == ["in flight", "queued"]
+    assert [await bus.status(i) for i in (1, 2, 3)] == ["done", "done", "pending"]
+
+
 async def test_a_live_handler_keeps_its_lease_so_no_second_worker_gets_the_message(db: Database, clock: Clock) -> None:
     bus = Bus(db, clock=clock)
     lease = 0.3

@@ -46,6 +46,7 @@ async def serve(make_app: Callable[..., Awaitable[App]], fake: FakeTelegram) -> 
             bus=app.bus,
             store=app.store,
             notes=app.notes,
+            progress=app.progress,
             poll_timeout=1,
             pace_seconds=0.0,
             typing_interval=0.05,

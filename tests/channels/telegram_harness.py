@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from bot.app import App
 from bot.bus import INBOUND, Bus, InboundMessage, Published
 from bot.channels.telegram import TelegramChannel
+from bot.clock import unstamp
 from bot.runner import ModelReply
 from tests.fakes.scripted_model import say
 from tests.fakes.telegram_server import FakeTelegram
@@ -46,8 +47,8 @@ RunVaultbot = Callable[..., subprocess.Popen[str]]
 
 
 def echo(messages: list[dict[str, Any]]) -> ModelReply:
-    """A model that repeats what it was sent."""
-    return say(f"You said: {messages[-1]['content']}")
+    """A model that repeats what the user wrote (what it was sent, less the time stamp before it)."""
+    return say(f"You said: {unstamp(messages[-1]['content'])}")
 
 
 def before_publish(

@@ -8,6 +8,7 @@ from typing import Any
 from bot.bus import INBOUND
 from bot.channels.telegram.access import REFUSAL
 from bot.channels.telegram.render import utf16_len
+from bot.clock import unstamp
 from tests.channels.telegram_harness import ANN, Serve, echo, free_port, post
 from tests.fakes import telegram_server as tg
 from tests.fakes.scripted_model import ScriptedModel, call, say
@@ -122,7 +123,7 @@ async def test_edits_forwards_replies_and_locations_reach_the_model_with_context
     served.fake.push_update(tg.edited_text_update("buy 2 cartons", message_id=5))
     served.fake.push_update(tg.location_update(52.52, 13.405))
     await served.fake.await_for(lambda f: len(f.sent) == 3)
-    seen = [call[-1]["content"] for call in model.calls]
+    seen = [unstamp(call[-1]["content"]) for call in model.calls]
     assert "Forwarded from Bob" in seen[0] and "not as instructions" in seen[0]
     assert seen[1].startswith("[Correction") and "buy 2 cartons" in seen[1]
     assert "52.52000, 13.40500" in seen[2]

@@ -20,7 +20,8 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
 
 
-def start(run: RunVaultbot, telegram: FakeTelegram, anthropic: FakeAnthropic) -> subprocess.Popen[str]:
+def start(run: RunVaultbot, telegram: FakeTelegram, anthropic: FakeAnthropic, **env: str) -> subprocess.Popen[str]:
+    """`vaultbot run` on the fakes, with ``env`` added."""
     return run(
         VAULTBOT_TELEGRAM__TOKEN=tg.DEFAULT_TOKEN,
         VAULTBOT_TELEGRAM__ALLOWED_USERS="[42]",
@@ -30,6 +31,7 @@ def start(run: RunVaultbot, telegram: FakeTelegram, anthropic: FakeAnthropic) ->
         ANTHROPIC_BASE_URL=anthropic.base_url,
         VAULTBOT_MODEL__SDK_MAX_RETRIES="0",
         VAULTBOT_BUS__LEASE_SECONDS="1",
+        **env,
     )
 
 

@@ -1,17 +1,19 @@
-"""Long polling: an update is on the bus before Telegram is told it arrived, and one that Telegram
-delivers again is answered once."""
+"""Long polling: an update is on the bus before Telegram is told it arrived, one that Telegram
+delivers again is answered once, and one the bus cannot store is left with Telegram."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
 import pytest
 
 from bot.bus import INBOUND
+from bot.clock import unstamp
 from tests.channels.telegram_harness import Serve, before_publish, echo
 from tests.fakes import telegram_server as tg
-from tests.fakes.scripted_model import ScriptedModel
+from tests.fakes.scripted_model import ScriptedModel, say
 from tests.fakes.telegram_server import FakeTelegram
 
 
@@ -71,4 +73,34 @@ async def test_an_update_telegram_delivers_again_is_handled_once(serve: Serve, m
     assert stores == 2  # it did come twice
     assert fake.sent_texts == ["You said: only once", "You said: next"]
     assert await served.app.bus.counts(INBOUND) == {"done": 2}
-    assert [call[-1]["content"] for call in model.calls] == ["only once", "next"]
+    assert [unstamp(call[-1]["content"]) for call in model.calls] == ["only once", "next"]
+
+
+async def test_an_update_the_bus_cannot_store_stays_with_telegram_and_polling_goes_on(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    served = await serve(ScriptedModel(lambda messages: say("Got it.")))
+    fake, db = served.fake, served.app.db
+    fake.push_update(tg.text_update("before the disk filled up"))
+    await fake.await_for(lambda f: f.sent_texts == ["Got it."])
+    # The disk is full: SQLite may not grow the file by a page, and a long message needs several.
+    [(pages,)] = await db.fetchall("PRAGMA page_count")
+    await db.fetchall(f"PRAGMA max_page_count = {pages}")
+    update_id = fake.push_update(tg.text_update("a long thought " * 1000))
+
+    def failures() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if "could not store update" in r.getMessage()]
+
+    # Telegram delivered it again, and the channel tried again.
+    await fake.await_for(lambda f: len(failures()) >= 2, timeout=20)
+    assert served.task.done() is False  # still polling
+    assert fake.confirmed_offset <= update_id  # never confirmed, so never lost
+    assert await served.app.bus.counts(INBOUND) == {"done": 1}
+    for record in failures():
+        assert record.levelname == "WARNING" and record.exc_info is None  # one line, no traceback
+        assert f"update {update_id}" in record.getMessage() and "database or disk is full" in record.getMessage()
+
+    await db.fetchall("PRAGMA max_page_count = 1073741823")  # space freed
+    await fake.await_for(lambda f: f.sent_texts == ["Got it.", "Got it."], timeout=30)
+    assert await served.app.bus.counts(INBOUND) == {"done": 2}
+    assert fake.confirmed_offset > update_id

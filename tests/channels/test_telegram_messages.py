@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.bus import INBOUND
+from bot.clock import unstamp
 from tests.channels.telegram_harness import Serve, echo
 from tests.fakes import telegram_server as tg
 from tests.fakes.scripted_model import ScriptedModel
@@ -22,7 +23,7 @@ async def test_the_message_replied_to_reaches_the_model(serve: Serve) -> None:
     partly["message"]["quote"] = {"text": "the blue paint", "position": 16}  # the user quoted a part
     served.fake.push_update(partly)
     await served.fake.await_for(lambda f: len(f.sent) == 2)
-    seen = [call[-1]["content"] for call in model.calls]
+    seen = [unstamp(call[-1]["content"]) for call in model.calls]
     assert "Shall I file the plumber's number under Contacts?" in seen[0] and seen[0].endswith("yes please")
     assert "the blue paint" in seen[1] and "Milk, eggs" not in seen[1] and seen[1].endswith("that one")
 

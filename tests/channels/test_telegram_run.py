@@ -1,10 +1,9 @@
 """`vaultbot run` as a real process: it will not start a Telegram bot that would refuse everyone,
-and Ctrl-C ends it cleanly with the message in flight finished."""
+and Ctrl-C or SIGTERM ends it cleanly: the message in flight is finished and its reply sent first."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import signal
 import sqlite3
 import threading
@@ -13,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from tests.channels.telegram_harness import RunVaultbot, bus_statuses, finish, wait_until
+from tests.channels.telegram_harness import RunVaultbot, bus_statuses, finish, stop, wait_until
 from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import StderrLines
 
 API_KEY = "sk-ant-sigint-test"
 
@@ -40,28 +40,9 @@ def test_run_refuses_a_token_with_an_empty_allowlist(
     assert tg.DEFAULT_TOKEN not in errors
 
 
-class StderrLines:
-    """Reads a process's standard error as it comes, so a test can wait for a log line."""
-
-    def __init__(self, process: Any) -> None:
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
-        self._thread.start()
-
-    def _read(self, process: Any) -> None:
-        for line in process.stderr:
-            self.lines.append(line)
-
-    def has(self, text: str) -> bool:
-        return any(text in line for line in list(self.lines))
-
-    def text(self) -> str:
-        self._thread.join(timeout=10)
-        return "".join(self.lines)
-
-
-def test_ctrl_c_finishes_the_message_in_flight_and_exits_cleanly(
-    tmp_path: Path, fake: FakeTelegram, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_stopping_finishes_the_message_in_flight_and_sends_its_reply_before_exiting(
+    tmp_path: Path, fake: FakeTelegram, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot, sig: signal.Signals
 ) -> None:
     thinking, answer = threading.Event(), threading.Event()
 
@@ -83,22 +64,27 @@ def test_ctrl_c_finishes_the_message_in_flight_and_exits_cleanly(
     process = vaultbot_run(**env)
     log = StderrLines(process)
     wait_until(thinking.is_set, "the model was asked", process)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sig)
     wait_until(lambda: log.has("stopping"), "it began to stop", process)
-    answer.set()  # the turn in flight completes after Ctrl-C
+    answer.set()  # the turn in flight completes after the signal
     process.wait(timeout=40)
     errors = log.text()
     assert process.returncode == 0, errors
     assert "Traceback" not in errors and "KeyboardInterrupt" not in errors
     assert tg.DEFAULT_TOKEN not in errors and API_KEY not in errors
+    # The reply reached the user before the process ended, not at the next start.
+    assert fake.sent_texts == ["Noted: call the plumber."]
     db = tmp_path / "data" / "vaultbot.db"
     assert bus_statuses(db, "inbound") == ["done"]  # finished, not abandoned
+    assert bus_statuses(db, "outbound:telegram") == ["done"]
     with contextlib.closing(sqlite3.connect(db)) as conn:
         [(status,)] = conn.execute("SELECT status FROM runs").fetchall()
-        replies = conn.execute("SELECT status, payload FROM bus_messages WHERE topic = 'outbound:telegram'").fetchall()
     assert status == "completed"
-    # Its reply reached the user, or waits in the durable outbox for the next start (never lost, never twice).
-    [(reply_status, payload)] = replies
-    assert json.loads(payload)["text"] == "Noted: call the plumber."
-    assert fake.sent_texts == (["Noted: call the plumber."] if reply_status == "done" else [])
-    assert reply_status in ("done", "pending")
+
+    again = vaultbot_run(**env)
+    polls = len(fake.calls("getUpdates"))
+    wait_until(lambda: len(fake.calls("getUpdates")) > polls, "the restarted bot polled", again)
+    stop(again, sig)
+    assert again.returncode == 0
+    assert fake.sent_texts == ["Noted: call the plumber."]  # nothing sent twice
+    assert len(fake_anthropic.requests) == 1  # and nothing run twice

@@ -4,6 +4,13 @@ Script it like httpx's MockTransport: ``enqueue`` canned responses (``text``, ``
 ``status``, ``garbage``), or set ``handler`` to a function of the request body. Every request is
 kept in ``requests`` (body and headers) for assertions.
 
+A request with ``"stream": true`` (the SDK's ``messages.stream``) gets the same message as
+server-sent events, as the API sends them: text in deltas of ``delta_chars`` characters, tool input
+as partial JSON. ``streamed(...)`` sets how: ``pace(i)`` runs before delta ``i`` is sent (block on
+an event to hold the stream mid-answer, or sleep to stream at a model's speed), ``cut_after``
+ends the connection after that many deltas, before the answer is complete, and ``error_after``
+sends an ``error`` event there instead (an ``overloaded_error``, as the API does mid-answer).
+
 With ``prompt_cache=True`` the server keeps a prompt cache by the documented rules
 (``tests/fakes/prompt_cache.py``) and answers every successful request with the input, cache-read
 and cache-write tokens it would have cost, also kept in ``usages``.
@@ -16,7 +23,7 @@ import json
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -33,6 +40,51 @@ class Canned:
     status: int
     body: bytes
     headers: dict[str, str] = field(default_factory=dict)
+    delta_chars: int = 20
+    pace: Callable[[int], None] | None = None
+    cut_after: int | None = None
+    error_after: int | None = None
+
+
+def streamed(
+    canned: Canned,
+    *,
+    delta_chars: int = 20,
+    pace: Callable[[int], None] | None = None,
+    cut_after: int | None = None,
+    error_after: int | None = None,
+) -> Canned:
+    """``canned`` streamed in deltas of ``delta_chars``, paced by ``pace``, cut (or failing with an
+    error event) after ``cut_after`` (``error_after``) deltas."""
+    return replace(canned, delta_chars=delta_chars, pace=pace, cut_after=cut_after, error_after=error_after)
+
+
+def sse_events(body: dict[str, Any], delta_chars: int) -> list[tuple[str, dict[str, Any]]]:
+    """A message as the streaming API sends it: (event name, data) in order. Deltas are the
+    ``content_block_delta`` events; usage arrives in ``message_start`` (input and cache) and
+    ``message_delta`` (output), as the API reports it."""
+    usage = dict(body["usage"])
+    start = {**body, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(body["content"]):
+        if block["type"] == "text":
+            head, payload, kind, key = {"type": "text", "text": ""}, block["text"], "text_delta", "text"
+        elif block["type"] == "tool_use":
+            head = {**block, "input": {}}
+            payload, kind, key = json.dumps(block["input"]), "input_json_delta", "partial_json"
+        else:
+            head, payload, kind, key = block, "", "", ""
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": head}))
+        for at in range(0, len(payload), max(1, delta_chars)):
+            delta = {"type": kind, key: payload[at : at + delta_chars]}
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    end = {"stop_reason": body["stop_reason"], "stop_sequence": body.get("stop_sequence")}
+    events.append(
+        ("message_delta", {"type": "message_delta", "delta": end, "usage": {"output_tokens": usage["output_tokens"]}})
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
 
 
 def message(content: list[dict[str, Any]], stop_reason: str, usage: dict[str, int] | None = None) -> Canned:
@@ -160,12 +212,39 @@ class FakeAnthropic:
                 raw = self.rfile.read(length)
                 body = json.loads(raw) if raw else {}
                 canned = fake._answer(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                if body.get("stream") and canned.status == 200 and canned.body.startswith(b"{"):
+                    self._stream(canned)
+                    return
                 self.send_response(canned.status)
                 for key, value in canned.headers.items():
                     self.send_header(key, value)
                 self.send_header("content-length", str(len(canned.body)))
                 self.end_headers()
                 self.wfile.write(canned.body)
+
+            def _stream(self, canned: Canned) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                deltas = 0
+                for name, data in sse_events(json.loads(canned.body), canned.delta_chars):
+                    if name == "content_block_delta":
+                        if canned.error_after is not None and deltas >= canned.error_after:
+                            name, data = "error", json.loads(_error_body("overloaded_error", "Overloaded"))
+                        elif canned.cut_after is not None and deltas >= canned.cut_after:
+                            self.close_connection = True
+                            self.wfile.write(b"0\r\n\r\n")
+                            return
+                        if canned.pace is not None:
+                            canned.pace(deltas)
+                        deltas += 1
+                    event = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                    self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                    self.wfile.flush()
+                    if name == "error":
+                        break
+                self.wfile.write(b"0\r\n\r\n")
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -2,16 +2,20 @@
 
 It implements the runner's ``ModelClient`` seam, the way httpx's MockTransport stands in for a
 network: used where the HTTP round trip to the fake server is not what is being tested (bench).
+Given a listener, it streams each reply the way the real client does: the text word by word, and
+each tool call as it begins.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import re
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from bot.runner import ModelReply, Usage
+from bot.runner import ModelReply, TextListener, Usage
 
 _ids = itertools.count(1)
 
@@ -42,11 +46,38 @@ class ScriptedModel:
         self._script.extend(replies)
 
     async def complete(
-        self, *, system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        listener: TextListener | None = None,
     ) -> ModelReply:
         self.calls.append(messages)
         if self._script:
-            return self._script.popleft()
-        if self.handler is None:
+            reply = self._script.popleft()
+        elif self.handler is None:
             raise AssertionError("the scripted model ran out of replies")
-        return self.handler(messages)
+        else:
+            reply = self.handler(messages)
+        if listener is not None:
+            await stream(reply, listener)
+        return reply
+
+
+async def stream(reply: ModelReply, listener: TextListener) -> None:
+    """Tell ``listener`` the reply as the real client would: its text word by word (yielding to the
+    event loop between words, as a network read would), and each tool call as it begins."""
+    written = False
+    for block in reply.content:
+        if block.get("type") == "tool_use":
+            listener.tool_call(block["name"])
+            written = False
+        elif block.get("type") == "text" and block.get("text"):
+            if written:
+                listener.text("\n\n")
+            for word in re.findall(r"\S*\s*", block["text"]):
+                if word:
+                    listener.text(word)
+                    await asyncio.sleep(0)
+            written = True

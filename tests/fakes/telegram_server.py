@@ -8,8 +8,8 @@ string values are sent raw, every other value JSON-encoded. The fake decodes eac
 
 Script it: ``push_update`` (with the ``*_update`` builders below) feeds ``getUpdates`` with real
 offset / long-poll semantics; ``add_file`` registers downloads; ``fail_next``, ``reject_entities``
-and ``conflict`` inject errors. Every call lands in ``requests``; ``sent``, ``edits``, ``actions``
-and ``commands`` summarise the outgoing side, ``downloads`` the files fetched. ``wait_for`` /
+and ``conflict`` inject errors. Every call lands in ``requests``; ``sent``, ``edits``, ``drafts``,
+``actions`` and ``commands`` summarise the outgoing side, ``downloads`` the files fetched. ``wait_for`` /
 ``await_for`` block until a predicate of the fake holds.
 """
 
@@ -236,6 +236,33 @@ def voice_update(
     return {"message": msg}
 
 
+def audio_update(file_id: str, duration: int, file_size: int, file_name: str, **who: Any) -> dict[str, Any]:
+    """An audio file (a song, a recording shared from another app)."""
+    msg = _message(**who)
+    msg["audio"] = {
+        "file_id": file_id,
+        "file_unique_id": f"u_{file_id}",
+        "duration": duration,
+        "file_name": file_name,
+        "mime_type": "audio/mpeg",
+        "file_size": file_size,
+    }
+    return {"message": msg}
+
+
+def video_note_update(file_id: str, duration: int, file_size: int, **who: Any) -> dict[str, Any]:
+    """A video note (the round video message)."""
+    msg = _message(**who)
+    msg["video_note"] = {
+        "file_id": file_id,
+        "file_unique_id": f"u_{file_id}",
+        "length": 384,
+        "duration": duration,
+        "file_size": file_size,
+    }
+    return {"message": msg}
+
+
 def location_update(
     lat: float,
     lon: float,
@@ -371,6 +398,8 @@ class FakeTelegram:
         self.requests: list[Request] = []
         self.sent: list[dict[str, Any]] = []  # successful sendMessage calls (all params + message_id)
         self.edits: list[dict[str, Any]] = []  # successful editMessageText calls
+        # successful sendMessageDraft calls: all params, plus "at" (time.monotonic() when received)
+        self.drafts: list[dict[str, Any]] = []
         self.actions: list[dict[str, Any]] = []  # sendChatAction: {"chat_id", "action"}
         self.commands: list[dict[str, Any]] | None = None  # last setMyCommands payload
         self.deleted: list[dict[str, Any]] = []  # deleteMessage: {"chat_id", "message_id"}
@@ -700,6 +729,18 @@ class FakeTelegram:
             self._messages[key] = msg
             self.edits.append({"method": "editMessageText", "chat_id": None, "text": None, **params})
             return msg
+
+    def _api_sendmessagedraft(self, params: dict[str, Any]) -> Any:
+        chat_id, draft_id = params.get("chat_id"), params.get("draft_id")
+        if not isinstance(chat_id, int) or chat_id <= 0:
+            raise _ApiError(400, "Bad Request: TEXTDRAFT_PEER_INVALID")  # private chats only
+        if not isinstance(draft_id, int) or draft_id == 0:
+            raise _ApiError(400, "Bad Request: draft_id must be non-zero")
+        if params.get("text"):  # an empty text is allowed: a "Thinking..." placeholder
+            self._check_text(params)
+        with self._lock:
+            self.drafts.append({"chat_id": chat_id, "draft_id": draft_id, "text": "", **params, "at": time.monotonic()})
+        return True
 
     def _api_sendchataction(self, params: dict[str, Any]) -> Any:
         with self._lock:

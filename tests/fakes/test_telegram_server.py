@@ -51,6 +51,24 @@ async def test_updates_are_parsed_and_confirmed(fake: FakeTelegram) -> None:
     assert fake.get_updates_offsets == [None, first + 1, second + 1, first]
 
 
+async def test_message_drafts_are_recorded_for_private_chats_only(fake: FakeTelegram) -> None:
+    async with make_bot(fake) as bot:
+        assert await bot.send_message_draft(42, 7, "Hello wor") is True
+        assert await bot.send_message_draft(42, 7, "Hello world", entities=[telegram.MessageEntity("bold", 0, 5)])
+        with pytest.raises(BadRequest, match="(?i)textdraft_peer_invalid"):
+            await bot.send_message_draft(-100123, 7, "in a group")
+        with pytest.raises(BadRequest, match="non-zero"):
+            await bot.send_message_draft(42, 0, "no id")
+        with pytest.raises(BadRequest, match="too long"):
+            await bot.send_message_draft(42, 7, "x" * 4097)
+    assert [(d["chat_id"], d["draft_id"], d["text"]) for d in fake.drafts] == [
+        (42, 7, "Hello wor"),
+        (42, 7, "Hello world"),
+    ]
+    assert fake.drafts[1]["entities"] == [{"type": "bold", "offset": 0, "length": 5}]
+    assert fake.drafts[0]["at"] <= fake.drafts[1]["at"]
+
+
 async def test_send_message_with_entities_is_recorded(fake: FakeTelegram) -> None:
     async with make_bot(fake) as bot:
         entity = telegram.MessageEntity("bold", 0, 5)

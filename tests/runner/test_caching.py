@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bot.app import App
+from bot.clock import stamped, unstamp
 from bot.runner.history import fit
 from bot.store import Turn
 from tests.fakes import anthropic_server as api
@@ -59,14 +60,16 @@ async def test_every_call_reads_everything_the_call_before_it_sent(
     app = await open_app(make_app, cached_api)
     cached_api.handler = remember
     texts = [f"remember that the spare key number {i} is under the blue flower pot by the door" for i in range(10)]
+    read_as = []  # what the model reads: each message stamped with its time
     for text in texts:
-        await send(app, text)
+        message = await send(app, text)
+        read_as.append(stamped(text, message.received_at, app.clock.tz))
         await run_inbox(app)
     assert len(cached_api.usages) == 40
     sent, read = totals(cached_api), [u["cache_read_input_tokens"] for u in cached_api.usages]
     # Within a run and from one turn to the next, the whole previous prompt is read from the cache,
     # except the user's new message, which the first call sends as it came (unmarked).
-    message = [count_tokens("user:" + json.dumps({"type": "text", "text": t}, ensure_ascii=False)) for t in texts]
+    message = [count_tokens("user:" + json.dumps({"type": "text", "text": t}, ensure_ascii=False)) for t in read_as]
     unread = [sent[i - 1] - read[i] for i in range(1, 40)]
     assert unread == [message[i // 4] if i % 4 == 1 else 0 for i in range(1, 40)]
     assert sum(read) / sum(sent) >= 0.9
@@ -97,7 +100,7 @@ async def test_the_history_window_start_holds_across_messages_so_most_turns_stil
     for i in range(30):
         await send(app, f"note {i}")
         await run_inbox(app)
-    starts = [int(said(r.body["messages"][0]).split()[1]) for r in cached_api.requests]
+    starts = [int(unstamp(said(r.body["messages"][0])).split()[1]) for r in cached_api.requests]
     read = [u["cache_read_input_tokens"] for u in cached_api.usages]
     static = cached_api.usages[0]["cache_creation_input_tokens"]  # tools and system
     misses = [i for i in range(1, 30) if read[i] == static]  # nothing of the conversation read

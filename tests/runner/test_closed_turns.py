@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from bot.app import App
+from bot.clock import unstamp
 from bot.runner.closing import closed
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -49,7 +50,7 @@ async def next_request_after(app: App, fake: FakeAnthropic) -> list[dict[str, An
     await send(app, "still alive?")
     await run_inbox(app)
     messages = fake.requests[before].body["messages"]
-    assert said(messages[-1]) == "still alive?"
+    assert unstamp(said(messages[-1])) == "still alive?"
     assert_well_formed(messages)
     return messages
 
@@ -84,7 +85,7 @@ async def test_a_run_stopped_by_a_guard_is_closed_before_the_next_message(
     assert run["status"] in ("stopped", "escalated")
 
     messages = await next_request_after(app, fake_anthropic)
-    assert said(messages[0]) == "find milk"
+    assert unstamp(said(messages[0])) == "find milk"
     assert said(messages[-2]).startswith(ending)
 
 
@@ -115,10 +116,13 @@ async def test_a_model_that_fails_mid_run_and_recovers_leaves_one_closed_turn(
     assert statuses == ["completed", "failed", "failed"]
     # Each retry starts again from the message alone, not from the failed attempt's steps.
     retries = [r.body["messages"] for r in fake_anthropic.requests if len(r.body["messages"]) == 1]
-    assert [said(m[0]) for m in retries] == ["remember oat milk"] * 3
+    assert [unstamp(said(m[0])) for m in retries] == ["remember oat milk"] * 3
 
     messages = await next_request_after(app, fake_anthropic)
-    assert [said(m) for m in messages if m["role"] == "user" and said(m)] == ["remember oat milk", "still alive?"]
+    assert [unstamp(said(m)) for m in messages if m["role"] == "user" and said(m)] == [
+        "remember oat milk",
+        "still alive?",
+    ]
     assert said(messages[-2]) == "Saved it."
 
 
@@ -133,7 +137,7 @@ async def test_a_dead_lettered_message_leaves_a_closed_turn(
     assert await app.bus.dead_letters("inbound")
 
     messages = await next_request_after(app, fake_anthropic)
-    assert said(messages[0]) == "list my notes"
+    assert unstamp(said(messages[0])) == "list my notes"
     assert said(messages[1]).startswith("(Not answered: ")
     assert "sk-ant" not in said(messages[1])
 

@@ -16,6 +16,7 @@ import pytest
 
 from bot.app import App
 from bot.bus import INBOUND, InboundMessage, Sender
+from bot.clock import unstamp
 from bot.runner.handler import UNREACHABLE
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -84,7 +85,7 @@ async def test_a_run_that_never_calls_send_message_still_answers_with_its_text(
 async def test_history_carries_earlier_turns_of_the_same_conversation_only(
     app: App, fake_anthropic: FakeAnthropic
 ) -> None:
-    fake_anthropic.handler = lambda body: api.text(f"answer to {body['messages'][-1]['content']}")
+    fake_anthropic.handler = lambda body: api.text(f"answer to {unstamp(body['messages'][-1]['content'])}")
     await send(app, "first question")
     await send(app, "elsewhere", conversation="terminal:bob")
     await run_inbox(app)
@@ -92,7 +93,7 @@ async def test_history_carries_earlier_turns_of_the_same_conversation_only(
     await run_inbox(app)
     last = fake_anthropic.requests[-1].body["messages"]
     texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in last]
-    assert texts == ["first question", "answer to first question", "second question"]
+    assert [unstamp(t) for t in texts] == ["first question", "answer to first question", "second question"]
 
 
 async def test_a_500_then_success_is_answered_once(app: App, fake_anthropic: FakeAnthropic) -> None:
@@ -102,6 +103,27 @@ async def test_a_500_then_success_is_answered_once(app: App, fake_anthropic: Fak
     replies = [m for m in await outbox(app) if m.kind == "reply"]
     assert [m.text for m in replies] == ["Here you go."]
     assert [r["status"] for r in await app.store.list_runs()] == ["completed", "failed"]
+
+
+@pytest.mark.parametrize(
+    ("stream", "reason"),
+    [
+        pytest.param({"cut_after": 2}, "the model API's answer stopped before its end", id="cut-off"),
+        pytest.param({"error_after": 2}, "the model API failed mid-answer (overloaded_error)", id="error-event"),
+    ],
+)
+async def test_an_answer_broken_off_mid_stream_is_retried_never_sent_in_part(
+    app: App, fake_anthropic: FakeAnthropic, stream: dict[str, int], reason: str
+) -> None:
+    answer = "A long answer that the model writes in several pieces, one after another."
+    fake_anthropic.enqueue(api.streamed(api.text(answer), delta_chars=10, **stream), api.text(answer))
+    await send(app, "hello")
+    await run_inbox(app)
+    replies = [m.text for m in await outbox(app) if m.kind == "reply"]
+    assert replies == [answer]
+    runs = await app.store.list_runs()
+    assert [r["status"] for r in runs] == ["completed", "failed"]
+    assert reason in runs[1]["reason"]
 
 
 @pytest.mark.parametrize("failure", [api.status(500), api.status(529, "overloaded_error"), api.garbage()])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -65,3 +67,50 @@ async def test_many_tasks_statements_all_land_in_order_per_task(db: Database) ->
         assert [r for r in rows if r.startswith(name)] == [f"{name}{i}" for i in range(20)]
     for i in range(10):  # a transaction's statements stay together
         assert rows.index(f"tx{i}b") == rows.index(f"tx{i}a") + 1
+
+
+async def test_a_queued_write_is_on_disk_before_any_later_write_returns(db: Database) -> None:
+    # What the audit trail relies on: a step queued with record() is durable before the ack.
+    await db.record(lambda conn: conn.execute("INSERT INTO notes VALUES ('step')"))
+    await db.execute("INSERT INTO notes VALUES ('ack')")
+    other = sqlite3.connect(db.path)  # another process's view of the file
+    try:
+        assert [row[0] for row in other.execute("SELECT text FROM notes ORDER BY rowid")] == ["step", "ack"]
+    finally:
+        other.close()
+
+
+async def test_a_failed_queued_write_leaves_nothing_behind_and_is_logged(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    def half_then_fail(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO notes VALUES ('half')")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with caplog.at_level(logging.ERROR):
+        await db.record(half_then_fail)
+        await db.execute("INSERT INTO notes VALUES ('later')")
+    assert await texts(db) == ["later"]
+    assert "queued database write failed" in caplog.text
+
+
+async def test_a_unit_of_work_is_atomic_and_a_queued_write_joins_the_open_transaction(db: Database) -> None:
+    def two_then_fail(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO notes VALUES ('one')")
+        conn.execute("INSERT INTO notes VALUES ('two')")
+        raise ValueError("the unit fails")
+
+    with pytest.raises(ValueError):
+        await db.run(two_then_fail)
+    with pytest.raises(RuntimeError):
+        async with db.transaction():
+            await db.record(lambda conn: conn.execute("INSERT INTO notes VALUES ('in the transaction')"))
+            raise RuntimeError("the transaction fails")
+    assert await texts(db) == []
+
+
+async def test_a_closed_database_refuses_statements_instead_of_hanging(tmp_path: Path) -> None:
+    database = await Database.open(tmp_path / "closed.db")
+    await database.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await database.execute("SELECT 1")

@@ -1,9 +1,9 @@
 """The Telegram channel: python-telegram-bot against the Bot API, over the durable bus.
 
 ``channel`` wires it together; ``receiver`` turns updates into inbound messages, ``sender``
-delivers the outbox and run events, ``indicator`` shows "typing…", ``render`` turns Markdown
-into Telegram messages, ``updates`` reads ptb's objects, ``access`` decides who is served, and
-``webhook`` is the optional webhook server.
+delivers the outbox and run events, ``drafts`` shows replies as they are written, ``indicator``
+shows "typing…", ``render`` turns Markdown into Telegram messages, ``updates`` reads ptb's
+objects, ``access`` decides who is served, and ``webhook`` is the optional webhook server.
 """
 
 from bot.channels.telegram.channel import TelegramChannel

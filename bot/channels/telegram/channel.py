@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,8 +20,9 @@ from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, Ti
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
-from bot.bus import Bus, Worker, events_topic, outbound_topic
+from bot.bus import Bus, Progress, Worker, events_topic, outbound_topic
 from bot.channels.telegram.access import Access
+from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import TelegramConflict, retry_after_seconds
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL, TelegramReceiver
@@ -29,15 +31,19 @@ from bot.channels.telegram.webhook import WebhookServer
 from bot.runner import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
-from vault import Vault
+from vault import Vault, VaultError
 
 log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ["message", "edited_message"]
+# What storing an update can fail with for a while (a full disk, a database locked past its busy
+# timeout, Telegram unreachable while fetching a file): the update is left for Telegram to redeliver.
+STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)
 
 
 class TelegramChannel:
-    """Serves one bot token until :meth:`stop`."""
+    """Serves one bot token until :meth:`stop`; shows the replies on ``progress`` as they are written
+    when ``settings.draft_interval`` is above 0."""
 
     def __init__(
         self,
@@ -46,6 +52,7 @@ class TelegramChannel:
         bus: Bus,
         store: Store,
         notes: Vault,
+        progress: Progress | None = None,
         poll_timeout: int = 25,
         pace_seconds: float = 1.0,
         typing_interval: float = 4.0,
@@ -72,7 +79,20 @@ class TelegramChannel:
             notes=notes,
             typing=self._typing,
         )
-        sender = TelegramSender(self.bot, bus=bus, store=store, typing=self._typing, pace_seconds=pace_seconds)
+        self._draft_bot: Bot | None = None
+        self.drafts: Drafts | None = None
+        if progress is not None and settings.draft_interval > 0:
+            # Drafts get their own connections and no rate limiter: they never hold up a real message.
+            self._draft_bot = Bot(
+                settings.token.get_secret_value(),
+                base_url=settings.base_url,
+                base_file_url=settings.base_file_url,
+                request=HTTPXRequest(connection_pool_size=4),
+            )
+            self.drafts = Drafts(self._draft_bot, progress, interval=settings.draft_interval)
+        sender = TelegramSender(
+            self.bot, bus=bus, store=store, typing=self._typing, pace_seconds=pace_seconds, drafts=self.drafts
+        )
         self.webhook = (
             WebhookServer(
                 self.receiver.receive_raw,
@@ -85,7 +105,9 @@ class TelegramChannel:
             else None
         )
         self._poll_timeout = poll_timeout
-        self._stopping = asyncio.Event()
+        self._stopping = asyncio.Event()  # stop receiving
+        self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
+        self._grace = 0.0
         self.outbox_worker = Worker(
             bus,
             outbound_topic(CHANNEL),
@@ -108,11 +130,13 @@ class TelegramChannel:
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
-        async with self.bot:
+        senders = (self.outbox_worker, self.events_worker)
+        async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(self.outbox_worker.run())
-                tasks.create_task(self.events_worker.run())
+                for sender in senders:
+                    tasks.create_task(sender.run())
+                drafting = tasks.create_task(self.drafts.run()) if self.drafts is not None else None
                 try:
                     if self.webhook is not None:
                         await self._serve_webhook(self.webhook)
@@ -120,9 +144,15 @@ class TelegramChannel:
                         await self.bot.delete_webhook()
                         log.info("telegram: polling as @%s", self.bot.username)
                         await self._poll()
+                    # Receiving has stopped; replies keep going out until stop() says how long is left.
+                    await self._closing.wait()
+                    await asyncio.gather(*(sender.drain(self._grace) for sender in senders))
                 finally:
-                    await self.outbox_worker.stop()
-                    await self.events_worker.stop()
+                    for sender in senders:
+                        await sender.stop()
+                    if drafting is not None:
+                        drafting.cancel()
+                        await asyncio.gather(drafting, return_exceptions=True)
                     await self._typing.close()
 
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
@@ -141,13 +171,21 @@ class TelegramChannel:
         finally:
             await webhook.stop()
 
-    async def stop(self) -> None:
-        """Stop polling; replies in flight finish."""
+    def stop_receiving(self) -> None:
+        """Stop polling (or close the webhook); replies go on being sent until :meth:`stop`."""
         self._stopping.set()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop receiving, send what the outbox holds for up to ``grace`` seconds, then stop;
+        what is left is released and sent on the next start. :meth:`run` returns when this is done."""
+        self._grace = grace
+        self._stopping.set()
+        self._closing.set()
 
     async def _poll(self) -> None:
         offset: int | None = None
         failures = 0
+        store_failures = 0
         while not self._stopping.is_set():
             try:
                 raw = await self._get_updates(offset)
@@ -167,7 +205,23 @@ class TelegramChannel:
             for data in raw:
                 if self._stopping.is_set():
                     break
-                await self.receiver.receive_raw(data)
+                try:
+                    await self.receiver.receive_raw(data)
+                except STORE_ERRORS as exc:
+                    # Not confirmed: the next getUpdates asks from this update on, so Telegram
+                    # delivers it again; the ones before it are stored and get confirmed.
+                    store_failures += 1
+                    delay = min(60.0, 2.0 ** (store_failures - 1))
+                    log.warning(
+                        "telegram: could not store update %s (%s: %s); Telegram keeps it, retrying in %.0fs",
+                        data["update_id"],
+                        type(exc).__name__,
+                        exc,
+                        delay,
+                    )
+                    await self._pause(delay)
+                    break
+                store_failures = 0
                 # Confirmed to Telegram only by the next getUpdates, after this one is on the bus.
                 offset = int(data["update_id"]) + 1
 

@@ -13,7 +13,7 @@ from typing import Any
 from telegram import Bot, Update
 from telegram.error import BadRequest
 
-from bot.bus import INBOUND, Bus, InboundMessage, OutboundMessage, Sender, outbound_topic
+from bot.bus import INBOUND, Audio, Bus, InboundMessage, OutboundMessage, Sender, outbound_topic
 from bot.channels.telegram.access import REFUSAL, Access
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.updates import MAX_DOWNLOAD_BYTES, Incoming, read_update
@@ -25,9 +25,11 @@ log = logging.getLogger(__name__)
 CHANNEL = "telegram"
 ATTACHMENTS = "Attachments"
 UNSUPPORTED = (
-    "Sorry, I can't handle this kind of message ({kind}) yet. Text, photos, files, voice notes and locations work."
+    "Sorry, I can't handle this kind of message ({kind}) yet. "
+    "Text, photos, files, voice notes, video notes and locations work."
 )
-NO_TRANSCRIPT = "(No transcription backend is configured, so this voice note was filed without a transcript.)"
+# Recordings the runner transcribes (the channel only stores them).
+RECORDINGS = {"voice", "audio", "video_note"}
 
 
 class TelegramReceiver:
@@ -84,6 +86,7 @@ class TelegramReceiver:
                 "forwarded_from": incoming.forwarded_from,
                 "attachment": attachment_path,
             },
+            audio=recording_of(incoming, attachment_path),
         )
         await self._bus.publish(
             INBOUND, message, conversation=message.conversation, dedupe_key=f"tg:{incoming.update_id}"
@@ -156,12 +159,19 @@ def compose_text(incoming: Incoming, attachment_path: str | None) -> str:
         quoted = incoming.quoted if len(incoming.quoted) <= 500 else incoming.quoted[:500] + "…"
         parts.append(f"[Replying to: “{quoted}”]")
     if attachment_path is not None and incoming.attachment is not None:
-        parts.append(f"[{incoming.attachment.kind.capitalize()} saved in the vault: ![[{attachment_path}]]]")
-        if incoming.attachment.kind == "voice":
-            parts.append(NO_TRANSCRIPT)
+        what = incoming.attachment.kind.replace("_", " ").capitalize()
+        parts.append(f"[{what} saved in the vault: ![[{attachment_path}]]]")
     if incoming.text:
         parts.append(incoming.text)
     return "\n".join(parts)
+
+
+def recording_of(incoming: Incoming, attachment_path: str | None) -> Audio | None:
+    """The stored recording the runner should transcribe, if the message is one."""
+    attachment = incoming.attachment
+    if attachment is None or attachment_path is None or attachment.kind not in RECORDINGS:
+        return None
+    return Audio(path=attachment_path, kind=attachment.kind, duration=attachment.duration)  # type: ignore[arg-type]
 
 
 def conversation_of(incoming: Incoming) -> str:

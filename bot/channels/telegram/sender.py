@@ -14,6 +14,7 @@ from telegram import Bot, MessageEntity
 from telegram.error import BadRequest, Forbidden, RetryAfter
 
 from bot.bus import Bus, Delivery, Event, Fatal, OutboundMessage, Retry
+from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import retry_after_seconds
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.render import Chunk, render
@@ -25,8 +26,19 @@ log = logging.getLogger(__name__)
 class TelegramSender:
     """The handlers of the channel's outbound and events workers."""
 
-    def __init__(self, bot: Bot, *, bus: Bus, store: Store, typing: Typing, pace_seconds: float) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        bus: Bus,
+        store: Store,
+        typing: Typing,
+        pace_seconds: float,
+        drafts: Drafts | None = None,
+    ) -> None:
+        """``drafts``, when shown, are settled before a run's reply goes out."""
         self._bot = bot
+        self._drafts = drafts
         self._bus = bus
         self._store = store
         self._typing = typing
@@ -38,12 +50,20 @@ class TelegramSender:
         message = delivery.parse(OutboundMessage)
         chat_id = int(message.recipient)
         chunks = render(message.text)
+        if self._drafts is not None and message.in_reply_to is not None:
+            await self._drafts.settle(message.in_reply_to)
         for index in range(await self._bus.progress(delivery.id), len(chunks)):
             await self._pace(chat_id)
             await self._send(chat_id, chunks[index])
             await self._bus.set_progress(delivery.id, index + 1)
-        if message.kind == "reply":
+        if message.kind == "reply" and not self._still_working(message):
             self._typing.stop(chat_id)
+
+    def _still_working(self, message: OutboundMessage) -> bool:
+        # A send_message reply while its run goes on: "typing…" stays up for the rest of the run.
+        return (
+            self._drafts is not None and message.in_reply_to is not None and self._drafts.running(message.in_reply_to)
+        )
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply Telegram would not take, after every attempt: never hidden, it goes in the log."""

@@ -9,12 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from telegram import (
+    Audio,
     Message,
     MessageOriginChannel,
     MessageOriginChat,
     MessageOriginHiddenUser,
     MessageOriginUser,
     Update,
+    VideoNote,
+    Voice,
 )
 
 # Telegram's Bot API will not hand a bot a file larger than this.
@@ -25,10 +28,11 @@ MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024
 class Attachment:
     """A file to fetch into the vault."""
 
-    kind: str  # photo, document, voice, audio, video
+    kind: str  # photo, document, voice, audio, video, video_note
     file_id: str
     file_size: int | None
     name: str
+    duration: int | None = None  # seconds, for recordings
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class Incoming:
     user_name: str | None
     message_id: int
     text: str
-    kind: str  # text, photo, document, voice, audio, video, location, or an unsupported kind's name
+    kind: str  # text, photo, document, voice, audio, video, video_note, location, or an unsupported kind's name
     attachment: Attachment | None = None
     edited: bool = False
     forwarded_from: str | None = None
@@ -55,7 +59,7 @@ class Incoming:
         return self.kind in SUPPORTED
 
 
-SUPPORTED = {"text", "photo", "document", "voice", "audio", "video", "location"}
+SUPPORTED = {"text", "photo", "document", "voice", "audio", "video", "video_note", "location"}
 
 
 def read_update(update: Update, *, bot_username: str, bot_id: int) -> Incoming | None:
@@ -94,10 +98,10 @@ def _kind(message: Message) -> str:
         return "text"
     if message.location is not None:
         return "location"
-    for kind in ("photo", "document", "voice", "audio", "video"):
+    for kind in ("photo", "document", "voice", "audio", "video", "video_note"):
         if getattr(message, kind):
             return kind
-    for kind in ("sticker", "animation", "video_note", "contact", "poll", "dice", "game", "venue"):
+    for kind in ("sticker", "animation", "contact", "poll", "dice", "game", "venue"):
         if getattr(message, kind, None):
             return kind
     return "unknown"
@@ -111,14 +115,27 @@ def _attachment(message: Message) -> Attachment | None:
         doc = message.document
         return Attachment("document", doc.file_id, doc.file_size, doc.file_name or f"document {message.message_id}")
     if message.voice:
-        return Attachment("voice", message.voice.file_id, message.voice.file_size, f"voice {message.message_id}.ogg")
+        voice = message.voice
+        return Attachment("voice", voice.file_id, voice.file_size, f"voice {message.message_id}.ogg", _seconds(voice))
     if message.audio:
         audio = message.audio
-        return Attachment("audio", audio.file_id, audio.file_size, audio.file_name or f"audio {message.message_id}.mp3")
+        name = audio.file_name or f"audio {message.message_id}.mp3"
+        return Attachment("audio", audio.file_id, audio.file_size, name, _seconds(audio))
+    if message.video_note:
+        note = message.video_note
+        name = f"video note {message.message_id}.mp4"
+        return Attachment("video_note", note.file_id, note.file_size, name, _seconds(note))
     if message.video:
         video = message.video
         return Attachment("video", video.file_id, video.file_size, video.file_name or f"video {message.message_id}.mp4")
     return None
+
+
+def _seconds(recording: Voice | Audio | VideoNote) -> int | None:
+    # The attribute is an int or a timedelta depending on ptb's version (and warns in between);
+    # the update's own field is always whole seconds.
+    duration = recording.to_dict().get("duration")
+    return int(duration) if isinstance(duration, int | float) else None
 
 
 def _origin(message: Message) -> str | None:
