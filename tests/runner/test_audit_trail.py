@@ -7,6 +7,7 @@ Through the real app, the real ``anthropic`` SDK and the fake Messages API.
 from __future__ import annotations
 
 from bot.app import App
+from bot.clock import unstamp
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import run_inbox
@@ -30,7 +31,8 @@ async def test_the_trail_keeps_what_the_model_was_sent_and_said_and_what_each_to
     assert (first["kind"], tool["kind"], last["kind"]) == ("model", "tool", "model")
     assert first["name"] == "claude-fake"  # the model that answered, as the API names it
     assert not first["is_error"] and not last["is_error"]
-    assert first["input"] == {"messages": 1, "last": {"role": "user", "content": "remember oat milk"}}
+    assert first["input"]["messages"] == 1 and first["input"]["last"]["role"] == "user"
+    assert unstamp(first["input"]["last"]["content"]) == "remember oat milk"
     assert first["output"]["stop_reason"] == "tool_use"
     assert [b["input"] for b in first["output"]["content"] if b["type"] == "tool_use"] == [WRITE]
     assert (tool["name"], tool["input"], tool["is_error"]) == ("vault_write", WRITE, False)

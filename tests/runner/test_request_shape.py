@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App
+from bot.clock import unstamp
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import outbox, run_inbox
@@ -27,6 +28,12 @@ BLOCKS = {
 }
 TOOL_KEYS = {"name", "description", "input_schema"}
 EPHEMERAL = {"type": "ephemeral"}
+
+
+def user_said(message: dict[str, Any]) -> str:
+    """A user message sent as the plain string it arrived as, without vaultbot's time stamp."""
+    assert message["role"] == "user" and isinstance(message["content"], str), message
+    return unstamp(message["content"])
 
 
 def assert_block(block: dict[str, Any], allowed: set[str]) -> None:
@@ -111,7 +118,7 @@ async def test_every_request_of_runs_with_tools_hints_and_a_guard_stop_is_well_f
 
     first, second, third, last = bodies
     assert first["system"][0]["text"] == "You are Ann's assistant. Be brief."
-    assert first["messages"][-1] == {"role": "user", "content": "remember oat milk"}
+    assert user_said(first["messages"][-1]) == "remember oat milk"
     # The calls' results went back in one user message, each naming its call, then the hints.
     calls = [b for b in second["messages"][-2]["content"] if b["type"] == "tool_use"]
     answer = second["messages"][-1]["content"]
@@ -121,13 +128,13 @@ async def test_every_request_of_runs_with_tools_hints_and_a_guard_stop_is_well_f
     assert '"success": true' in results[0]["content"] and "Inbox/Milk.md" in results[0]["content"]
     hints = [b["text"] for b in answer if b["type"] == "text"]
     assert any("try a different approach" in h for h in hints) and any("is permanent" in h for h in hints)
-    assert third["messages"][-1] == {"role": "user", "content": "what did I say about milk?"}
+    assert user_said(third["messages"][-1]) == "what did I say about milk?"
     # The stopped run's turn reaches the next request closed: the stopped call answered, saying why it was not run.
     stopped = last["messages"][-3]["content"]
     assert [b["type"] for b in stopped] == ["tool_result"] * 3
     assert [b.get("is_error", False) for b in stopped] == [False, False, True]
     assert "Not run: vault_search was called with the same input 3 times" in stopped[2]["content"]
-    assert last["messages"][-1] == {"role": "user", "content": "still there?"}
+    assert user_said(last["messages"][-1]) == "still there?"
     # And the user heard each answer once, and of the stopped run only why it stopped.
     assert [m.text for m in await outbox(app)] == [
         "Filed under Inbox/Milk.",
