@@ -198,7 +198,7 @@ class Database:
                 raise
             else:
                 if tx.begun:
-                    await self._call(_rowcount, "COMMIT", ())
+                    await self._call(_commit)
             finally:
                 _current.reset(token)
                 self._no_transaction.set()
@@ -257,6 +257,16 @@ def _begin_then(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any) -> T
     return fn(conn, *args)
 
 
+def _commit(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("COMMIT")
+    except BaseException:
+        # A failed COMMIT (a full disk, an I/O error, a deferred constraint) may leave the
+        # transaction open, and then every later BEGIN on this connection would fail.
+        _rollback(conn)
+        raise
+
+
 def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -264,7 +274,7 @@ def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T])
     except BaseException:
         _rollback(conn)
         raise
-    conn.execute("COMMIT")
+    _commit(conn)
     return result
 
 

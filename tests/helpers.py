@@ -1,11 +1,13 @@
 """Helpers shared by the tests: readers over the real database, a step recorder, disk faults for
-the real vault, and the environment for a `vaultbot` subprocess."""
+the real vault, another process's lock on the database, and the environment for a `vaultbot`
+subprocess."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+import sqlite3
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -102,3 +104,21 @@ class DiskFaults:
         # vault.vault imported the name; vault.files' own write_atomic looks it up in its module.
         monkeypatch.setattr(vault.files, "staged", staged)
         monkeypatch.setattr(vault.vault, "staged", staged)
+
+
+class WriteLock:
+    """Another process's write lock on the SQLite file at ``path`` (``BEGIN EXCLUSIVE`` on a second
+    connection), held until :meth:`release`. Meanwhile the bot's writes wait out their busy timeout
+    and fail with "database is locked"; its reads go on (WAL)."""
+
+    def __init__(self, path: Path) -> None:
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("BEGIN EXCLUSIVE")  # waits (5 s at most) for a write of the bot's to end
+        self.held = True
+
+    def release(self) -> None:
+        """Let go of the lock (again: nothing)."""
+        if self.held:
+            self._conn.execute("ROLLBACK")
+            self._conn.close()
+            self.held = False

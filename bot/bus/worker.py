@@ -6,6 +6,12 @@ raising :class:`Fatal` (dead-letter now) or raising anything else (logged, retri
 exponential backoff and jitter). After ``max_attempts`` the message is dead-lettered and
 ``on_dead`` is told. While a handler runs, its lease is extended, so only a worker that really
 stopped (a crash, SIGKILL) lets its message be redelivered.
+
+The worker's own bookkeeping (claiming, settling, renewing leases) rides out a database that is
+briefly unusable (locked by another process, disk full; see :mod:`bot.db_outage`): one line when
+the trouble starts, backoff, one line when it ends. A message whose settling failed stays leased
+and is redelivered once its lease runs out, so it is neither lost nor settled twice. Any other
+error in the bookkeeping ends :meth:`Worker.run` with that error.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import socket
 from collections.abc import Awaitable, Callable
 
 from bot.bus.bus import Bus, Delivery
+from bot.db_outage import Outage, is_transient
 
 __all__ = ["ACKED", "Fatal", "Handler", "OnDead", "Retry", "Worker"]
 
@@ -81,6 +88,9 @@ class Worker:
         # Set by drain(): the loop time after which nothing that is not yet due is waited for.
         self._drain_until: float | None = None
         self._finished = asyncio.Event()
+        self._outage = Outage(f"{name} worker on {topic}")
+        # A permanent error in the bookkeeping of a message's task, for run() to raise.
+        self._broken: BaseException | None = None
 
     async def run(self, *, burst: bool = False) -> None:
         """Work until :meth:`stop`; with ``burst``, return once the topic has nothing left to do.
@@ -95,13 +105,17 @@ class Worker:
     async def _run(self, burst: bool) -> None:
         with self.bus.listen(self.topic) as published:
             while not self._stopping:
+                await self._raise_if_broken()
                 self._wake.clear()
                 published.clear()
                 free = self.concurrency - len(self._tasks)
                 claimed: list[Delivery] = []
                 due_in: float | None = None
                 if free:
-                    claimed, due_in = await self.bus.poll(self.topic, owner=self.owner, lease=self.lease, limit=free)
+                    polled = await self._poll(free)
+                    if polled is None:
+                        continue
+                    claimed, due_in = polled
                 for delivery in claimed:
                     task = asyncio.create_task(self._handle(delivery), name=f"{self.topic}#{delivery.id}")
                     self._tasks.add(task)
@@ -113,10 +127,25 @@ class Worker:
                 if self._tasks:
                     due_in = None
                 if not self._tasks and self._nothing_left(burst, due_in):
-                    return
+                    break
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)
                 await _first(published.wait(), self._wake.wait(), timeout=max(timeout, 0.001))
         await self._wait_in_flight()
+        await self._raise_if_broken()
+
+    async def _poll(self, free: int) -> tuple[list[Delivery], float | None] | None:
+        """Claim up to ``free`` messages, and when none, how soon one comes due; None, after a
+        backoff, when the database is briefly unusable."""
+        try:
+            polled = await self.bus.poll(self.topic, owner=self.owner, lease=self.lease, limit=free)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            pause = self._outage.failed(exc, "claiming messages, which stay queued")
+            await _first(self._wake.wait(), timeout=pause)  # stop() or a finished handler cuts it short
+            return None
+        self._outage.recovered()
+        return polled
 
     async def stop(self, grace: float = 10.0) -> None:
         """Claim nothing more; give in-flight handlers ``grace`` seconds, then release their messages."""
@@ -152,7 +181,19 @@ class Worker:
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
+        self._note_failure(task)
         self._wake.set()
+
+    def _note_failure(self, task: asyncio.Task[None]) -> None:
+        # A message's task raises only for a permanent error in the bookkeeping: run() raises it.
+        if not task.cancelled() and task.exception() is not None and self._broken is None:
+            self._broken = task.exception()
+            self._wake.set()
+
+    async def _raise_if_broken(self) -> None:
+        if self._broken is not None:
+            await self.stop(0)  # what is in flight is released for redelivery
+            raise self._broken
 
     async def _handle(self, delivery: Delivery) -> None:
         if delivery.attempts > self.max_attempts:
@@ -163,11 +204,12 @@ class Worker:
             )
             return
         heartbeat = asyncio.create_task(self._heartbeat(delivery.id))
+        heartbeat.add_done_callback(self._note_failure)
         try:
             acked = await self.handler(delivery)
         except asyncio.CancelledError:
             # Stopped before finishing: hand the message back at once for redelivery.
-            await asyncio.shield(self.bus.nack(delivery.id, error="worker stopped"))
+            await self._settle(delivery, asyncio.shield(self.bus.nack(delivery.id, error="worker stopped")))
             raise
         except Retry as exc:
             await self._retry(delivery, exc, exc.delay)
@@ -178,7 +220,7 @@ class Worker:
             await self._retry(delivery, exc, None)
         else:
             if acked is not ACKED:
-                await self.bus.ack(delivery.id)
+                await self._settle(delivery, self.bus.ack(delivery.id))
         finally:
             heartbeat.cancel()
 
@@ -190,7 +232,7 @@ class Worker:
             delay = min(self.backoff_max, self.backoff * 2 ** (delivery.attempts - 1))
             delay *= random.uniform(0.5, 1.0)  # jitter, so failures do not come back in lockstep
         log.info("retrying %s#%s in %.1fs: %s", self.topic, delivery.id, delay, _describe(error))
-        await self.bus.nack(delivery.id, delay=delay, error=_describe(error))
+        await self._settle(delivery, self.bus.nack(delivery.id, delay=delay, error=_describe(error)))
 
     async def _dead(self, delivery: Delivery, error: BaseException) -> None:
         log.warning(
@@ -201,12 +243,37 @@ class Worker:
                 await self.on_dead(delivery, error)
             except Exception:
                 log.exception("on_dead failed for %s#%s", self.topic, delivery.id)
-        await self.bus.dead(delivery.id, _describe(error))
+        await self._settle(delivery, self.bus.dead(delivery.id, _describe(error)))
+
+    async def _settle(self, delivery: Delivery, settling: Awaitable[object]) -> None:
+        """Await an ack, nack or dead-letter of ``delivery``. If the database is briefly unusable
+        the message stays leased, so it is redelivered once its lease runs out; settling it later
+        instead could undo a redelivery already under way."""
+        try:
+            await settling
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            doing = f"settling {self.topic}#{delivery.id}, which is redelivered when its lease runs out"
+            self._outage.failed(exc, doing)
+        else:
+            self._outage.recovered()
 
     async def _heartbeat(self, message_id: int) -> None:
+        every = self.lease / 3
+        pause = every
         while True:
-            await asyncio.sleep(self.lease / 3)
-            await self.bus.extend(message_id, self.lease)
+            await asyncio.sleep(pause)
+            try:
+                await self.bus.extend(message_id, self.lease)
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                # Sooner than usual, so the lease is renewed before it runs out if the database comes back.
+                pause = min(every, self._outage.failed(exc, f"renewing the lease of {self.topic}#{message_id}"))
+            else:
+                self._outage.recovered()
+                pause = every
 
 
 def _describe(error: BaseException) -> str:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 
+from bot.db_outage import Outage, is_transient
 from bot.reminders.book import ReminderBook
 
 __all__ = ["Scheduler"]
-
-log = logging.getLogger(__name__)
 
 
 class Scheduler:
@@ -27,16 +25,25 @@ class Scheduler:
         self._wake.set()
 
     async def run(self) -> None:
-        """Fire due reminders until :meth:`stop`. A failure is logged and retried on the next pass."""
+        """Fire due reminders until :meth:`stop`.
+
+        A database that is briefly unusable (locked by another process, disk full) is logged once
+        and tried again with backoff; nothing is lost or fired twice, as each occurrence is moved on
+        in the transaction that publishes it. Any other error ends the loop with that error.
+        """
+        outage = Outage("reminders scheduler")
         while not self._stopping:
             self._wake.clear()
             try:
                 await self._book.fire_due()
                 due_in = await self._book.next_due_in()
-            except Exception:
-                log.exception("firing reminders failed; trying again shortly")
-                due_in = None
-            timeout = self._poll if due_in is None else min(self._poll, due_in)
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                timeout = outage.failed(exc, "firing due reminders")
+            else:
+                outage.recovered()
+                timeout = self._poll if due_in is None else min(self._poll, due_in)
             try:
                 await asyncio.wait_for(self._wake.wait(), max(timeout, 0.001))
             except TimeoutError:

@@ -109,6 +109,22 @@ async def test_a_unit_of_work_is_atomic_and_a_queued_write_joins_the_open_transa
     assert await texts(db) == []
 
 
+async def test_a_commit_that_fails_is_rolled_back_so_the_database_stays_usable(db: Database) -> None:
+    await db.execute("CREATE TABLE parents (id INTEGER PRIMARY KEY)")
+    await db.execute("CREATE TABLE children (parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)")
+    # A deferred constraint is checked at COMMIT, which SQLite then refuses with the transaction
+    # still open, as it may on a full disk or an I/O error.
+    with pytest.raises(sqlite3.IntegrityError):
+        await db.run(lambda conn: conn.execute("INSERT INTO children VALUES (7)"))
+    await db.run(lambda conn: conn.execute("INSERT INTO notes VALUES ('after a unit of work')"))
+    with pytest.raises(sqlite3.IntegrityError):
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO children VALUES (8)")
+    await db.run(lambda conn: conn.execute("INSERT INTO notes VALUES ('after a transaction')"))
+    assert await texts(db) == ["after a unit of work", "after a transaction"]
+    assert await db.fetchall("SELECT * FROM children") == []
+
+
 async def test_a_closed_database_refuses_statements_instead_of_hanging(tmp_path: Path) -> None:
     database = await Database.open(tmp_path / "closed.db")
     await database.close()
