@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from bot.app import App
 from bot.db import Database
