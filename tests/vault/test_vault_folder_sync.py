@@ -79,5 +79,6 @@ def test_concurrent_creates_in_one_folder_share_its_fsyncs_and_each_waits_for_on
 
     assert sorted(p.name for p in (notes.root / "Inbox").iterdir()) == sorted(names)
     assert all(disk.covered(name) for name in names)
-    # The first fsync, then one for everyone who linked while it ran.
-    assert sum(kind == "fsync-start" for kind, _ in disk.events) == 2
+    # The first fsync, then one for everyone who linked while it ran (a writer that reaches the
+    # folder's fsyncs only once that one began needs one more); one each without sharing.
+    assert 2 <= sum(kind == "fsync-start" for kind, _ in disk.events) < WRITERS
