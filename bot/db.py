@@ -34,6 +34,8 @@ through WAL and ``busy_timeout``.
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -42,10 +44,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.db_thread import DatabaseThread
+from bot.db_thread import DatabaseThread, Posted
 from bot.migrations import migrate
 
 __all__ = ["Database", "Row", "Tx", "now_iso", "to_iso"]
+
+log = logging.getLogger(__name__)
 
 Params = Sequence[Any] | Mapping[str, Any]
 Row = sqlite3.Row
@@ -131,6 +135,7 @@ class Database:
         except BaseException:
             thread.stop()
             raise
+        thread.run_posted = functools.partial(_record_together, conn)
         return cls(path, conn, thread)
 
     async def close(self) -> None:
@@ -171,7 +176,7 @@ class Database:
             await tx.call(fn)
             return
         await self._outside_transactions()
-        self._thread.post(_atomically, self._conn, fn)
+        self._thread.post(fn, self._conn)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
@@ -276,6 +281,24 @@ def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T])
         raise
     _commit(conn)
     return result
+
+
+def _record_together(conn: sqlite3.Connection, calls: Posted) -> None:
+    """Recorded writes that came back to back (many conversations' steps), in one transaction: one
+    commit, and the pages they share written to the WAL once. Each stays atomic: if one fails, the
+    transaction is rolled back and each runs again on its own, so only the one that fails is lost."""
+    if len(calls) > 1:
+        try:
+            _atomically(conn, lambda _: [fn(*args) for fn, args in calls])
+            return
+        except Exception:
+            _rollback(conn)  # also when COMMIT itself failed
+    for fn, args in calls:
+        try:
+            _atomically(conn, lambda _: fn(*args))  # noqa: B023 (called at once, inside the loop)
+        except Exception:
+            _rollback(conn)
+            log.exception("a queued database write failed")
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -31,10 +31,28 @@ _Job = tuple[asyncio.AbstractEventLoop | None, "asyncio.Future[Any] | None", Cal
 _Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
-class DatabaseThread:
-    """One thread that runs submitted functions in the order they were submitted."""
+# Posted calls that ran back to back, each as (function, arguments).
+Posted = list[tuple[Callable[..., object], tuple[Any, ...]]]
 
-    def __init__(self, name: str) -> None:
+
+def run_each(calls: Posted) -> None:
+    """Run posted calls one by one, logging (not raising) what fails: the default for posted calls."""
+    for fn, args in calls:
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("a queued database write failed")
+
+
+class DatabaseThread:
+    """One thread that runs submitted functions in the order they were submitted.
+
+    Posted calls that come next to each other in that order go together to ``run_posted`` (by
+    default :func:`run_each`), which may run them as one unit, such as one transaction.
+    """
+
+    def __init__(self, name: str, *, run_posted: Callable[[Posted], None] = run_each) -> None:
+        self.run_posted = run_posted
         self._jobs: queue.SimpleQueue[list[_Job] | None] = queue.SimpleQueue()
         # Calls queued during this pass of the event loop, not yet handed to the thread.
         self._pending: list[_Job] = []
@@ -87,19 +105,22 @@ class DatabaseThread:
                 except queue.Empty:
                     break
             done: dict[asyncio.AbstractEventLoop, list[_Done]] = {}
+            posted: Posted = []
             for jobs in batches:
                 for loop, future, fn, args in jobs or ():
                     if loop is None or future is None:
-                        try:
-                            fn(*args)
-                        except Exception:
-                            log.exception("a queued database write failed")
+                        posted.append((fn, args))
                         continue
+                    if posted:
+                        self._run_posted(posted)
+                        posted = []
                     try:
                         outcome: _Done = (future, fn(*args), None)
                     except BaseException as exc:  # handed to the caller, whatever it is
                         outcome = (future, None, exc)
                     done.setdefault(loop, []).append(outcome)
+            if posted:
+                self._run_posted(posted)
             for loop, outcomes in done.items():
                 try:
                     loop.call_soon_threadsafe(_settle, outcomes)
@@ -107,6 +128,12 @@ class DatabaseThread:
                     pass
             if None in batches:
                 return
+
+    def _run_posted(self, calls: Posted) -> None:
+        try:
+            self.run_posted(calls)
+        except Exception:
+            log.exception("queued database writes failed")
 
 
 def _settle(outcomes: list[_Done]) -> None:

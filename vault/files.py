@@ -71,7 +71,60 @@ def make_folders(directory: Path) -> None:
 
 
 def sync_folder(directory: Path) -> None:
-    """Make renames, links and new entries in ``directory`` durable (fsync of the folder itself)."""
+    """Make renames, links and new entries in ``directory`` durable (fsync of the folder itself).
+
+    Returns once an fsync of the folder that started after this call has finished. Writers into one
+    folder share those fsyncs (group commit): while one runs, everyone who arrives waits for the
+    next, which one of them runs for all, so many concurrent writes cost two fsyncs, not one each.
+    """
+    key = os.fspath(directory)
+    with _folder_syncs_guard:
+        folder = _folder_syncs.get(key)
+        if folder is None:
+            folder = _folder_syncs[key] = _FolderSync()
+        folder.users += 1
+    try:
+        with folder.changed:
+            wanted = folder.started + 1  # one running now may have started before this entry was made
+            while folder.finished < wanted:
+                if folder.running:
+                    folder.changed.wait()
+                    continue
+                folder.running, folder.started = True, folder.started + 1
+                generation, done = folder.started, False
+                folder.changed.release()
+                try:
+                    _fsync_folder(directory)
+                    done = True
+                finally:
+                    folder.changed.acquire()
+                    folder.running = False
+                    if done:  # interrupted, it covers nobody: the next one to wake runs another
+                        folder.finished = generation
+                    folder.changed.notify_all()
+    finally:
+        with _folder_syncs_guard:
+            folder.users -= 1
+            if not folder.users:
+                del _folder_syncs[key]
+
+
+class _FolderSync:
+    """The fsyncs of one folder: how many began and which one finished last."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.started = 0
+        self.finished = 0
+        self.running = False
+        self.users = 0  # threads inside sync_folder for this folder; the entry goes when none are
+
+
+_folder_syncs: dict[str, _FolderSync] = {}
+_folder_syncs_guard = threading.Lock()
+
+
+def _fsync_folder(directory: Path) -> None:
     # Some systems cannot open a directory, which is fine: they have nothing to sync.
     try:
         fd = os.open(directory, os.O_RDONLY)

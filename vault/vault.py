@@ -17,6 +17,7 @@ from vault import frontmatter, meta
 from vault.catalog import Catalog
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound
 from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
+from vault.folder_names import FolderNames, names_by_casefold
 from vault.index import Entry, match_expression
 from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
 from vault.paths import (
@@ -51,6 +52,12 @@ class Vault:
         self.root = path.resolve()
         # (mtime_ns, size) of each file as this instance last read or wrote it, to spot outside edits.
         self._seen: dict[Path, tuple[int, int]] = {}
+        self._names = FolderNames()
+        # New notes are staged here, not in their folder: a temporary file there would change the
+        # folder's mtime and so make every write list the folder again (``vault.folder_names``).
+        self._staging = self.root / PRIVATE_DIR / "staging"
+        self._staging.mkdir(parents=True, exist_ok=True)
+        self._staging_device = self._staging.stat().st_dev
         self._catalog = Catalog(self.root, self.root / PRIVATE_DIR / "index.db", max_staleness=max_staleness)
         self._catalog.sync()
 
@@ -110,7 +117,7 @@ class Vault:
             # this folder wait only for the name to be chosen, not for an fsync.
             with self._staged_note(directory, stem, title, content, fields) as new:
                 with exclusive_lock(self._lock_file(directory)):
-                    result = self._create(directory, _names_like(directory, stem), stem, content, new)
+                    result = self._create(directory, self._names.taken(directory), stem, content, new)
         else:
             with exclusive_lock(self._lock_file(directory)):
                 result = self._change(directory, stem, title, content, fields, mode)
@@ -122,7 +129,7 @@ class Vault:
     def _change(
         self, directory: Path, stem: str, title: str, content: str, fields: dict[str, Any], mode: str
     ) -> WriteResult:
-        taken = _names_like(directory, stem)
+        taken = self._names.taken(directory)
         existing_name = taken.get(f"{stem}{NOTE_SUFFIX}".casefold())
         existing = None if existing_name is None else directory / existing_name
         if existing is not None:
@@ -171,7 +178,9 @@ class Vault:
             front["source"] = fields["source"]
         data = frontmatter.render(front, content).encode("utf-8")
         make_folders(directory)
-        with staged(directory, data) as file:
+        # A hard link cannot cross file systems (a folder that is a mount point): staged beside it then.
+        beside = os.stat(directory).st_dev != self._staging_device
+        with staged(directory if beside else self._staging, data) as file:
             # A hard link shares the staged file's inode: same size and mtime under its final name.
             stat = file.stat()
             yield _NewNote(file, stat, self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat))
@@ -186,7 +195,9 @@ class Vault:
                 try:
                     os.link(new.file, path)
                 except FileExistsError:
+                    self._names.forget(directory)
                     continue  # created behind the lock's back (Obsidian, a sync): never clobber it
+                self._names.added(directory, name)
                 # Indexed under the lock: a later write of the same note cannot be overtaken by this one.
                 self._seen[path] = (new.stat.st_mtime_ns, new.stat.st_size)
                 self._catalog.add(dataclasses.replace(new.entry, path=self._rel(path)))
@@ -301,7 +312,7 @@ class Vault:
         directory = self._write_folder(folder)
         stem, suffix = _attachment_name(name)
         with exclusive_lock(self._lock_file(directory)):
-            taken = _names_like(directory, stem)
+            taken = self._names.taken(directory)
             for copy in range(1, _MAX_COPIES + 1):
                 candidate = f"{stem}{suffix}" if copy == 1 else f"{stem} {copy}{suffix}"
                 clash_name = taken.get(candidate.casefold())
@@ -407,31 +418,6 @@ class Vault:
         ]
 
 
-def _names_by_casefold(directory: Path) -> dict[str, str]:
-    """The folder's entry names by their case-folded form: "Note.md" and "note.md" are one name
-    on macOS and Windows, so they must not both be created."""
-    try:
-        names = os.listdir(directory)
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-    return {name.casefold(): name for name in names}
-
-
-def _names_like(directory: Path, stem: str) -> dict[str, str]:
-    """:func:`_names_by_casefold`, but only the names that start like ``stem`` ("Note.md",
-    "note 2.md"…): the only ones a new "stem…" name can clash with."""
-    try:
-        names = os.listdir(directory)
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-    prefix = stem.casefold()
-    # The usual case, a title not taken yet, is answered by one search in C over all the names
-    # (casefold works character by character, so folding the joined names folds each one).
-    if prefix not in "\n".join(names).casefold():
-        return {}
-    return {folded: name for name in names if (folded := name.casefold()).startswith(prefix)}
-
-
 @dataclass(frozen=True)
 class _NewNote:
     """A note staged for a create: its temporary file, that file's stat, and its index entry."""
@@ -448,7 +434,7 @@ def _existing_entry(parent: Path, name: str) -> Path | None:
     if exact.exists() or exact.is_symlink():
         return exact
     wanted = {name.casefold(), folder_name(name).casefold()}
-    match = next((entry for entry in _names_by_casefold(parent).items() if entry[0] in wanted), None)
+    match = next((entry for entry in names_by_casefold(parent).items() if entry[0] in wanted), None)
     return None if match is None else parent / match[1]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from typing import Any
 
 from bot.runner.closing import closed
@@ -27,6 +28,12 @@ from bot.store import Turn
 CHARS_PER_TOKEN = 4
 COMPACT_ABOVE = 600  # characters of a tool result or tool input string kept whole in history
 COMPACT_KEEP = 300
+# Closed forms kept, for the history windows of a few hundred active conversations (as the store's decoded turns).
+_CLOSED_KEPT = 5000
+# A stored turn's closed form by the id() of its decoded messages. The store hands out one shared,
+# never-changed list per stored turn, so every message re-reading its window closes each turn once
+# instead of on every load. The entry holds that list, so its id() cannot be reused while cached.
+_closed: OrderedDict[int, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = OrderedDict()
 
 
 def fit(turns: list[Turn], budget_tokens: int, *, window: int = 0) -> list[dict[str, Any]]:
@@ -41,7 +48,22 @@ def fit(turns: list[Turn], budget_tokens: int, *, window: int = 0) -> list[dict[
         latest = len(turns) - window // 2  # the window keeps at least half its turns
         if latest > start:
             start = min(range(start, latest + 1), key=lambda i: _rank(turns[i].id))
-    return [message for turn in turns[start:] for message in closed(turn.messages)]
+    return [message for turn in turns[start:] for message in _closed_turn(turn)]
+
+
+def _closed_turn(turn: Turn) -> list[dict[str, Any]]:
+    if not turn.id:  # not read from the store: nothing says its messages stay as they are
+        return closed(turn.messages)
+    key = id(turn.messages)
+    kept = _closed.get(key)
+    if kept is not None and kept[0] is turn.messages:
+        _closed.move_to_end(key)
+        return kept[1]
+    messages = closed(turn.messages)
+    _closed[key] = (turn.messages, messages)
+    if len(_closed) > _CLOSED_KEPT:
+        _closed.popitem(last=False)
+    return messages
 
 
 def _rank(turn_id: int) -> bytes:

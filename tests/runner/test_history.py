@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from bot.app import App
+from bot.db import Database
+from bot.runner.closing import closed
 from bot.runner.history import compact, estimate_tokens, fit
-from bot.store import Turn
+from bot.store import Store, Turn
 from tests.fakes.scripted_model import ScriptedModel, say
 from tests.runner.test_commands import send
 
@@ -67,3 +70,22 @@ async def test_a_long_conversation_costs_the_model_no_more_than_the_budget(
     sizes = [estimate_tokens(call[:-1]) for call in model.calls]
     assert max(sizes) <= 2_000
     assert sizes[-1] > 1_000  # the budget is used, not left empty
+
+
+async def test_a_stored_turn_reaches_the_model_closed_on_every_message_and_only_in_its_own_database(
+    tmp_path: Path,
+) -> None:
+    stopped = turn(1)[:2]  # stored open: a tool_use with no result and no reply (an older version)
+    finished = turn(2)
+    loads = {}
+    for name, messages in (("stopped", stopped), ("finished", finished)):
+        db = await Database.open(tmp_path / f"{name}.db")
+        try:
+            store = Store(db)
+            await store.append_turn("terminal:ann", "in-1", messages)  # row id 1 in both databases
+            loads[name] = [fit(await store.load_history("terminal:ann", 20), 10_000) for _ in range(3)]
+        finally:
+            await db.close()
+    assert loads["stopped"] == [closed(stopped)] * 3
+    assert loads["stopped"][0][-1]["role"] == "assistant" and loads["stopped"][0][2]["content"][0]["is_error"]
+    assert loads["finished"] == [finished] * 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -92,6 +92,33 @@ async def test_a_failed_queued_write_leaves_nothing_behind_and_is_logged(
         await db.execute("INSERT INTO notes VALUES ('later')")
     assert await texts(db) == ["later"]
     assert "queued database write failed" in caplog.text
+
+
+def insert(text: str) -> Callable[[sqlite3.Connection], object]:
+    return lambda conn: conn.execute("INSERT INTO notes VALUES (?)", (text,))
+
+
+async def test_writes_queued_together_share_one_commit_and_a_failing_one_loses_only_itself(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    statements: list[str] = []
+    await db.run(lambda conn: conn.set_trace_callback(statements.append))
+    statements.clear()
+    for text in ("a", "b", "c", "d"):  # queued in one pass of the event loop, as many conversations' steps are
+        await db.record(insert(text))
+    await db.fetchall("SELECT 1")
+    assert statements.count("COMMIT") == 1
+
+    def half_then_fail(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO notes VALUES ('half')")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with caplog.at_level(logging.ERROR):
+        for record in (insert("e"), half_then_fail, insert("f")):
+            await db.record(record)
+        await db.fetchall("SELECT 1")
+    assert await texts(db) == ["a", "b", "c", "d", "e", "f"]
+    assert caplog.text.count("queued database write failed") == 1
 
 
 async def test_a_unit_of_work_is_atomic_and_a_queued_write_joins_the_open_transaction(db: Database) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import vault.folder_names
 import vault.vault
 from vault import InvalidNote, NoteChanged, NoteNotFound, Vault
 
@@ -234,17 +235,17 @@ def test_attachments_are_saved_once_and_never_overwrite(notes: Vault) -> None:
 def a_file_appears_after_the_name_is_chosen(monkeypatch: pytest.MonkeyPatch, name: str, text: bytes) -> None:
     """Right after the vault has read which names are taken, and before it writes, another program
     (Obsidian, a sync) creates ``name`` there: injected once at the folder listing, so the race is certain."""
-    real = vault.vault._names_like
+    real = vault.folder_names.names_by_casefold
     appeared: list[Path] = []
 
-    def names_like(directory: Path, stem: str) -> dict[str, str]:
-        taken = real(directory, stem)
+    def names_by_casefold(directory: Path) -> dict[str, str]:
+        taken = real(directory)
         if not appeared:
             appeared.append(directory / name)
             appeared[0].write_bytes(text)
         return taken
 
-    monkeypatch.setattr(vault.vault, "_names_like", names_like)
+    monkeypatch.setattr(vault.folder_names, "names_by_casefold", names_by_casefold)
 
 
 def test_create_never_overwrites_a_note_that_appears_mid_write(notes: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
