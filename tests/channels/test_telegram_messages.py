@@ -78,3 +78,14 @@ async def test_start_says_hello_and_what_the_bot_can_do_without_the_model(serve:
     [greeting] = served.fake.sent_texts
     assert greeting.startswith("Hello!") and "/note" in greeting and "/find" in greeting
     assert model.calls == []
+
+
+async def test_a_file_telegram_will_not_hand_over_gets_a_reply_saying_so(serve: Serve) -> None:
+    served = await serve()
+    # Never added to the fake: getFile answers 400 "invalid file_id", as for a file Telegram has dropped.
+    served.fake.push_update(tg.document_update("gone", "minutes.pdf", "application/pdf", 14, caption="keep this"))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    [reply] = served.fake.sent_texts
+    assert reply.startswith("I could not fetch that document from Telegram") and "invalid file_id" in reply.lower()
+    assert await served.app.bus.counts(INBOUND) == {}
+    assert not (served.app.notes.root / "Attachments").exists()
