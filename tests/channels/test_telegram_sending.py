@@ -3,6 +3,8 @@ user sees every chunk exactly once, in order."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from bot.channels.telegram.render import render
@@ -41,4 +43,4 @@ async def test_the_chunks_of_a_long_reply_are_paced_to_stay_under_telegrams_limi
     arrivals = [request.at for request in served.fake.calls("sendMessage")]
     assert served.fake.sent_texts == [chunk.text for chunk in render(REPLY)]
     # Measured where the fake receives them, so allow for one request travelling slower than the next.
-    assert all(later - earlier >= pace * 0.8 for earlier, later in zip(arrivals, arrivals[1:])), arrivals
+    assert all(later - earlier >= pace * 0.8 for earlier, later in pairwise(arrivals)), arrivals
