@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from bot.bus import INBOUND
 from bot.channels.telegram.access import REFUSAL
 from bot.channels.telegram.render import utf16_len
@@ -178,9 +180,19 @@ async def test_a_voice_note_is_filed_with_a_line_saying_there_is_no_transcript(s
     assert "![[Attachments/voice 31.ogg]]" in text and "without a transcript" in text
 
 
-async def test_a_reply_telegram_refuses_for_good_is_logged_not_hidden(serve: Serve) -> None:
-    served = await serve(ScriptedModel(echo))
-    served.fake.fail_next("sendMessage", 403, "Forbidden: bot was blocked by the user")
+@pytest.mark.parametrize(
+    ("status", "description"),
+    [
+        pytest.param(403, "Forbidden: bot was blocked by the user", id="blocked"),
+        # Not about the formatting, so sending it again as plain text would only be refused again.
+        pytest.param(400, "Bad Request: chat not found", id="bad request"),
+    ],
+)
+async def test_a_reply_telegram_refuses_for_good_is_logged_not_hidden(
+    serve: Serve, status: int, description: str
+) -> None:
+    served = await serve(ScriptedModel(lambda m: say("**Noted.**")))
+    served.fake.fail_next("sendMessage", status, description)
     served.fake.push_update(tg.text_update("hello"))
     await served.fake.await_for(lambda f: len(f.calls("sendMessage")) == 1)
 
@@ -192,4 +204,5 @@ async def test_a_reply_telegram_refuses_for_good_is_logged_not_hidden(serve: Ser
             break
         await served.app.bus.wait(timeout=0.02)
     [entry] = await logged()
-    assert "could not be delivered" in entry["summary"] and "blocked" in entry["summary"]
+    assert "could not be delivered" in entry["summary"] and description.split(": ")[1] in entry["summary"].lower()
+    assert len(served.fake.calls("sendMessage")) == 1 and served.fake.sent == []  # tried once, never resent
