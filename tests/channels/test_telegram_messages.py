@@ -89,3 +89,13 @@ async def test_a_file_telegram_will_not_hand_over_gets_a_reply_saying_so(serve: 
     assert reply.startswith("I could not fetch that document from Telegram") and "invalid file_id" in reply.lower()
     assert await served.app.bus.counts(INBOUND) == {}
     assert not (served.app.notes.root / "Attachments").exists()
+
+
+async def test_a_file_of_exactly_20_mb_is_saved(serve: Serve) -> None:
+    # Telegram lets bots download files *up to* 20 MB: the limit itself is still a file the user gets filed.
+    served = await serve()
+    served.fake.add_file("edge", b"pretend this is 20 MB", file_path="documents/edge.zip", file_size=TWENTY_MB)
+    served.fake.push_update(tg.document_update("edge", "photos.zip", "application/zip", TWENTY_MB))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    assert (served.app.notes.root / "Attachments" / "photos.zip").read_bytes() == b"pretend this is 20 MB"
+    assert "Saved to Inbox/" in served.fake.sent_texts[0]
