@@ -30,13 +30,14 @@ async def test_a_text_round_trip_with_typing_and_the_command_menu(serve: Serve) 
 
 async def test_a_stranger_is_refused_once_and_logged(serve: Serve) -> None:
     served = await serve(ScriptedModel(echo))
-    served.fake.push_update(tg.text_update("let me in", user_id=666))
-    served.fake.push_update(tg.text_update("please", user_id=666))
+    served.fake.push_update(tg.text_update("let me in", user_id=666, first_name="Mallory"))
+    served.fake.push_update(tg.text_update("please", user_id=666, first_name="Mallory"))
     served.fake.push_update(tg.text_update("hi", user_id=ANN))
     await served.fake.await_for(lambda f: "You said: hi" in f.sent_texts)
     assert served.fake.sent_texts.count(REFUSAL) == 1
     entries = await served.app.store.list_interactions()
-    assert [e["category"] for e in entries].count("access_denied") == 2
+    refused = [e["summary"] for e in entries if e["category"] == "access_denied"]
+    assert len(refused) == 2 and all("666" in s and "Mallory" in s for s in refused)  # the log says who tried
     assert await served.app.store.list_runs(limit=10) and all(
         r["conversation"] == f"telegram:{ANN}" for r in await served.app.store.list_runs(limit=10)
     )
