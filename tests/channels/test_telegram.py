@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.bus import INBOUND
+from bot.bus import INBOUND, outbound_topic
 from bot.channels.telegram.access import REFUSAL
 from bot.channels.telegram.render import utf16_len
 from bot.clock import unstamp
@@ -207,3 +207,17 @@ async def test_a_reply_telegram_refuses_for_good_is_logged_not_hidden(
     [entry] = await logged()
     assert "could not be delivered" in entry["summary"] and description.split(": ")[1] in entry["summary"].lower()
     assert len(served.fake.calls("sendMessage")) == 1 and served.fake.sent == []  # tried once, never resent
+
+
+async def test_with_drafts_off_a_delivered_reply_is_done_on_the_bus_and_no_failure_is_logged(serve: Serve) -> None:
+    served = await serve(ScriptedModel(echo), draft_interval=0)
+    served.fake.push_update(tg.text_update("no drafts please"))
+    await served.fake.await_for(lambda f: f.sent_texts == ["You said: no drafts please"])
+    outbox = outbound_topic("telegram")
+    for _ in range(500):
+        if await served.app.bus.counts(outbox) == {"done": 1}:
+            break
+        await served.app.bus.wait(timeout=0.02)
+    assert await served.app.bus.counts(outbox) == {"done": 1}
+    assert [e for e in await served.app.store.list_interactions() if e["category"] == "error"] == []
+    assert served.fake.sent_texts == ["You said: no drafts please"]
