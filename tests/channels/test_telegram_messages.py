@@ -28,6 +28,18 @@ async def test_the_message_replied_to_reaches_the_model(serve: Serve) -> None:
     assert "the blue paint" in seen[1] and "Milk, eggs" not in seen[1] and seen[1].endswith("that one")
 
 
+async def test_a_reply_to_a_long_message_reaches_the_model_with_its_first_500_characters(serve: Serve) -> None:
+    # The quoted message is context, not the question: a long one is cut so it cannot crowd out the prompt.
+    model = ScriptedModel(echo)
+    served = await serve(model)
+    whole, long = "w" * 500, "L" * 500 + "!"  # at the limit, and one character over it
+    served.fake.push_update(tg.text_update("and this?", reply_to=tg.bot_message(whole)))
+    served.fake.push_update(tg.text_update("and that?", reply_to=tg.bot_message(long)))
+    await served.fake.await_for(lambda f: len(f.sent) == 2)
+    seen = [unstamp(call[-1]["content"]) for call in model.calls]
+    assert seen == [f"[Replying to: “{whole}”]\nand this?", f"[Replying to: “{'L' * 500}…”]\nand that?"]
+
+
 async def test_a_location_is_filed_with_a_map_link(serve: Serve) -> None:
     served = await serve()  # capture mode: the note shows what was filed
     served.fake.push_update(tg.location_update(52.52, 13.405))
