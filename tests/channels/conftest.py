@@ -29,10 +29,11 @@ def fake() -> Iterator[FakeTelegram]:
 @pytest.fixture
 async def serve(make_app: Callable[..., Awaitable[App]], fake: FakeTelegram) -> AsyncIterator[Serve]:
     """Start the channel and a runner worker on a fresh app; ``telegram`` settings override the defaults
-    (token, Ann allowlisted, the fake's URLs). ``app`` serves on an app opened before (a restart)."""
+    (token, Ann allowlisted, the fake's URLs). ``app`` serves on an app opened before (a restart); sends
+    to one chat are not paced unless ``pace_seconds`` says so."""
     running: list[tuple[TelegramChannel, Any, asyncio.Task[None], asyncio.Task[None]]] = []
 
-    async def start(model: Any = None, *, app: App | None = None, **telegram: Any) -> Served:
+    async def start(model: Any = None, *, app: App | None = None, pace_seconds: float = 0.0, **telegram: Any) -> Served:
         settings = {
             "token": tg.DEFAULT_TOKEN,
             "allowed_users": [ANN],
@@ -48,7 +49,7 @@ async def serve(make_app: Callable[..., Awaitable[App]], fake: FakeTelegram) -> 
             notes=app.notes,
             progress=app.progress,
             poll_timeout=1,
-            pace_seconds=0.0,
+            pace_seconds=pace_seconds,
             typing_interval=0.05,
         )
         worker = app.runner_worker()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.bus import INBOUND
+import pytest
+
+from bot.bus import INBOUND, outbound_topic
 from bot.channels.telegram.access import REFUSAL
 from bot.channels.telegram.render import utf16_len
 from bot.clock import unstamp
@@ -28,13 +30,14 @@ async def test_a_text_round_trip_with_typing_and_the_command_menu(serve: Serve) 
 
 async def test_a_stranger_is_refused_once_and_logged(serve: Serve) -> None:
     served = await serve(ScriptedModel(echo))
-    served.fake.push_update(tg.text_update("let me in", user_id=666))
-    served.fake.push_update(tg.text_update("please", user_id=666))
+    served.fake.push_update(tg.text_update("let me in", user_id=666, first_name="Mallory"))
+    served.fake.push_update(tg.text_update("please", user_id=666, first_name="Mallory"))
     served.fake.push_update(tg.text_update("hi", user_id=ANN))
     await served.fake.await_for(lambda f: "You said: hi" in f.sent_texts)
     assert served.fake.sent_texts.count(REFUSAL) == 1
     entries = await served.app.store.list_interactions()
-    assert [e["category"] for e in entries].count("access_denied") == 2
+    refused = [e["summary"] for e in entries if e["category"] == "access_denied"]
+    assert len(refused) == 2 and all("666" in s and "Mallory" in s for s in refused)  # the log says who tried
     assert await served.app.store.list_runs(limit=10) and all(
         r["conversation"] == f"telegram:{ANN}" for r in await served.app.store.list_runs(limit=10)
     )
@@ -178,9 +181,19 @@ async def test_a_voice_note_is_filed_with_a_line_saying_there_is_no_transcript(s
     assert "![[Attachments/voice 31.ogg]]" in text and "without a transcript" in text
 
 
-async def test_a_reply_telegram_refuses_for_good_is_logged_not_hidden(serve: Serve) -> None:
-    served = await serve(ScriptedModel(echo))
-    served.fake.fail_next("sendMessage", 403, "Forbidden: bot was blocked by the user")
+@pytest.mark.parametrize(
+    ("status", "description"),
+    [
+        pytest.param(403, "Forbidden: bot was blocked by the user", id="blocked"),
+        # Not about the formatting, so sending it again as plain text would only be refused again.
+        pytest.param(400, "Bad Request: chat not found", id="bad request"),
+    ],
+)
+async def test_a_reply_telegram_refuses_for_good_is_logged_not_hidden(
+    serve: Serve, status: int, description: str
+) -> None:
+    served = await serve(ScriptedModel(lambda m: say("**Noted.**")))
+    served.fake.fail_next("sendMessage", status, description)
     served.fake.push_update(tg.text_update("hello"))
     await served.fake.await_for(lambda f: len(f.calls("sendMessage")) == 1)
 
@@ -192,4 +205,19 @@ async def test_a_reply_telegram_refuses_for_good_is_logged_not_hidden(serve: Ser
             break
         await served.app.bus.wait(timeout=0.02)
     [entry] = await logged()
-    assert "could not be delivered" in entry["summary"] and "blocked" in entry["summary"]
+    assert "could not be delivered" in entry["summary"] and description.split(": ")[1] in entry["summary"].lower()
+    assert len(served.fake.calls("sendMessage")) == 1 and served.fake.sent == []  # tried once, never resent
+
+
+async def test_with_drafts_off_a_delivered_reply_is_done_on_the_bus_and_no_failure_is_logged(serve: Serve) -> None:
+    served = await serve(ScriptedModel(echo), draft_interval=0)
+    served.fake.push_update(tg.text_update("no drafts please"))
+    await served.fake.await_for(lambda f: f.sent_texts == ["You said: no drafts please"])
+    outbox = outbound_topic("telegram")
+    for _ in range(500):
+        if await served.app.bus.counts(outbox) == {"done": 1}:
+            break
+        await served.app.bus.wait(timeout=0.02)
+    assert await served.app.bus.counts(outbox) == {"done": 1}
+    assert [e for e in await served.app.store.list_interactions() if e["category"] == "error"] == []
+    assert served.fake.sent_texts == ["You said: no drafts please"]

@@ -221,6 +221,32 @@ async def test_a_run_that_calls_tools_leaves_no_draft_behind(
     assert "still pending" not in caplog.text  # the reply never waited on a draft
 
 
+async def test_a_file_refused_while_a_run_works_leaves_its_typing_on(
+    serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
+) -> None:
+    # The channel's own answers ("too big") are notices: sending one must not end the "typing…" of a run
+    # that is still working in that chat.
+    asked, release = threading.Event(), threading.Event()
+
+    def answer(body: dict[str, Any]) -> api.Canned:
+        asked.set()
+        release.wait(timeout=30)
+        return api.text("Done thinking.")
+
+    fake_anthropic.handler = answer
+    await serve(claude)
+    fake.push_update(tg.text_update("think hard"))
+    try:
+        await asyncio.to_thread(asked.wait, 10)
+        fake.push_update(tg.document_update("big", "video.mov", "video/quicktime", 50 * 1024 * 1024))
+        await fake.await_for(lambda f: any("too big" in t for t in f.sent_texts))
+        mark = len(fake.requests)
+        await fake.await_for(lambda f: sum(r.method == "sendChatAction" for r in f.requests[mark:]) >= 2)
+    finally:
+        release.set()
+    await fake.await_for(lambda f: "Done thinking." in f.sent_texts)
+
+
 async def test_typing_goes_on_after_a_message_while_the_run_still_works(
     tmp_path: Path, serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
 ) -> None:

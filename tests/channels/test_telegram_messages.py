@@ -28,6 +28,18 @@ async def test_the_message_replied_to_reaches_the_model(serve: Serve) -> None:
     assert "the blue paint" in seen[1] and "Milk, eggs" not in seen[1] and seen[1].endswith("that one")
 
 
+async def test_a_reply_to_a_long_message_reaches_the_model_with_its_first_500_characters(serve: Serve) -> None:
+    # The quoted message is context, not the question: a long one is cut so it cannot crowd out the prompt.
+    model = ScriptedModel(echo)
+    served = await serve(model)
+    whole, long = "w" * 500, "L" * 500 + "!"  # at the limit, and one character over it
+    served.fake.push_update(tg.text_update("and this?", reply_to=tg.bot_message(whole)))
+    served.fake.push_update(tg.text_update("and that?", reply_to=tg.bot_message(long)))
+    await served.fake.await_for(lambda f: len(f.sent) == 2)
+    seen = [unstamp(call[-1]["content"]) for call in model.calls]
+    assert seen == [f"[Replying to: “{whole}”]\nand this?", f"[Replying to: “{'L' * 500}…”]\nand that?"]
+
+
 async def test_a_location_is_filed_with_a_map_link(serve: Serve) -> None:
     served = await serve()  # capture mode: the note shows what was filed
     served.fake.push_update(tg.location_update(52.52, 13.405))
@@ -78,3 +90,24 @@ async def test_start_says_hello_and_what_the_bot_can_do_without_the_model(serve:
     [greeting] = served.fake.sent_texts
     assert greeting.startswith("Hello!") and "/note" in greeting and "/find" in greeting
     assert model.calls == []
+
+
+async def test_a_file_telegram_will_not_hand_over_gets_a_reply_saying_so(serve: Serve) -> None:
+    served = await serve()
+    # Never added to the fake: getFile answers 400 "invalid file_id", as for a file Telegram has dropped.
+    served.fake.push_update(tg.document_update("gone", "minutes.pdf", "application/pdf", 14, caption="keep this"))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    [reply] = served.fake.sent_texts
+    assert reply.startswith("I could not fetch that document from Telegram") and "invalid file_id" in reply.lower()
+    assert await served.app.bus.counts(INBOUND) == {}
+    assert not (served.app.notes.root / "Attachments").exists()
+
+
+async def test_a_file_of_exactly_20_mb_is_saved(serve: Serve) -> None:
+    # Telegram lets bots download files *up to* 20 MB: the limit itself is still a file the user gets filed.
+    served = await serve()
+    served.fake.add_file("edge", b"pretend this is 20 MB", file_path="documents/edge.zip", file_size=TWENTY_MB)
+    served.fake.push_update(tg.document_update("edge", "photos.zip", "application/zip", TWENTY_MB))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    assert (served.app.notes.root / "Attachments" / "photos.zip").read_bytes() == b"pretend this is 20 MB"
+    assert "Saved to Inbox/" in served.fake.sent_texts[0]

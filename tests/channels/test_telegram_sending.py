@@ -3,6 +3,8 @@ user sees every chunk exactly once, in order."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from bot.channels.telegram.render import render
@@ -30,3 +32,15 @@ async def test_a_retried_send_resumes_after_the_last_chunk_sent(serve: Serve, fa
     await served.fake.await_for(lambda f: len(f.sent) >= 3)
     assert served.fake.sent_texts == chunks
     assert len(served.fake.calls("sendMessage")) == 4  # the failed second chunk was tried twice
+
+
+async def test_the_chunks_of_a_long_reply_are_paced_to_stay_under_telegrams_limit(serve: Serve) -> None:
+    # Telegram takes about one message a second per chat; sent faster, the user waits out 429s instead.
+    pace = 0.5
+    served = await serve(ScriptedModel(lambda messages: say(REPLY)), pace_seconds=pace)
+    served.fake.push_update(tg.text_update("tell me everything"))
+    await served.fake.await_for(lambda f: len(f.sent) >= 3)
+    arrivals = [request.at for request in served.fake.calls("sendMessage")]
+    assert served.fake.sent_texts == [chunk.text for chunk in render(REPLY)]
+    # Measured where the fake receives them, so allow for one request travelling slower than the next.
+    assert all(later - earlier >= pace * 0.8 for earlier, later in pairwise(arrivals)), arrivals

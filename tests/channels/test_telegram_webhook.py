@@ -100,3 +100,21 @@ async def test_a_post_is_answered_200_only_once_the_update_is_stored(
     assert await post(port, update, SECRET) == 200
     assert await served.app.bus.counts(INBOUND) != {}
     await served.fake.await_for(lambda f: f.sent_texts == ["You said: via webhook"])
+
+
+async def test_an_update_posted_again_is_answered_once_even_when_the_channel_answers_it(serve: Serve) -> None:
+    # Telegram posts an update again when it missed the 200; replies the channel gives itself (an
+    # unsupported kind, a file over the limit) are keyed by the update too, so the user hears them once.
+    port = free_port()
+    served = await serve(ScriptedModel(echo), webhook_url=URL, webhook_secret=SECRET, webhook_port=port)
+    await served.fake.await_for(lambda f: f.webhook is not None)
+    sticker = json.dumps({**tg.sticker_update(), "update_id": 7001}).encode()
+    too_big = {**tg.document_update("big", "video.mov", "video/quicktime", 50 * 1024 * 1024), "update_id": 7002}
+    for update in (sticker, sticker, json.dumps(too_big).encode(), json.dumps(too_big).encode()):
+        assert await post(port, update, SECRET) == 200
+    assert await post(port, json.dumps({**tg.text_update("still there?"), "update_id": 7003}).encode(), SECRET) == 200
+    await served.fake.await_for(lambda f: "You said: still there?" in f.sent_texts)
+    texts = served.fake.sent_texts
+    assert len(texts) == 3, texts
+    assert sum("can't handle this kind of message (sticker)" in t for t in texts) == 1
+    assert sum("too big" in t for t in texts) == 1

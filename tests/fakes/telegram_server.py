@@ -303,6 +303,7 @@ class Request:
     params: dict[str, Any]
     token: str
     files: dict[str, bytes] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
 
 @dataclass
