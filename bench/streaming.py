@@ -53,13 +53,7 @@ async def main() -> None:
             _env_file=None,
             vault={"path": Path(tmp) / "vault"},
             store={"path": Path(tmp) / "vaultbot.db"},
-            telegram={
-                "token": tg.DEFAULT_TOKEN,
-                "allowed_users": [42],
-                "base_url": telegram.base_url,
-                "base_file_url": telegram.base_file_url,
-                "draft_interval": args.interval,
-            },
+            telegram=telegram.settings(draft_interval=args.interval),
         )
         model = AnthropicModel(api_key="sk-ant-bench", base_url=anthropic.base_url, model="bench", max_tokens=4096)
         app = await App.open(settings, model=model)

@@ -53,12 +53,7 @@ async def main() -> None:
             _env_file=None,
             vault={"path": Path(tmp) / "vault"},
             store={"path": Path(tmp) / "vaultbot.db"},
-            telegram={
-                "token": tg.DEFAULT_TOKEN,
-                "allowed_users": [42],
-                "base_url": fake.base_url,
-                "base_file_url": fake.base_file_url,
-            },
+            telegram=fake.settings(),
         )
         app = await App.open(settings, model=ScriptedModel(lambda messages: say("noted")))
         channel = TelegramChannel(settings.telegram, bus=app.bus, store=app.store, notes=app.notes, poll_timeout=10)

@@ -75,12 +75,7 @@ async def main() -> None:
             _env_file=None,
             vault={"path": Path(tmp) / "vault"},
             store={"path": Path(tmp) / "vaultbot.db"},
-            telegram={
-                "token": tg.DEFAULT_TOKEN,
-                "allowed_users": [42],
-                "base_url": fake.base_url,
-                "base_file_url": fake.base_file_url,
-            },
+            telegram=fake.settings(),
             transcribe={"base_url": speech.base_url, "api_key": KEY},
         )
         app = await App.open(settings)  # capture mode: no model latency at all

@@ -14,8 +14,7 @@ import pytest
 
 from bot.app import App
 from bot.channels.telegram import TelegramChannel
-from tests.channels.telegram_harness import ANN, RunVaultbot, Serve, Served
-from tests.fakes import telegram_server as tg
+from tests.channels.telegram_harness import RunVaultbot, Serve, Served
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import subprocess_env
 
@@ -34,14 +33,7 @@ async def serve(make_app: Callable[..., Awaitable[App]], fake: FakeTelegram) -> 
     running: list[tuple[TelegramChannel, Any, asyncio.Task[None], asyncio.Task[None]]] = []
 
     async def start(model: Any = None, *, app: App | None = None, pace_seconds: float = 0.0, **telegram: Any) -> Served:
-        settings = {
-            "token": tg.DEFAULT_TOKEN,
-            "allowed_users": [ANN],
-            "base_url": fake.base_url,
-            "base_file_url": fake.base_file_url,
-            **telegram,
-        }
-        app = app or await make_app(model, telegram=settings)
+        app = app or await make_app(model, telegram=fake.settings(**telegram))
         channel = TelegramChannel(
             app.settings.telegram,
             bus=app.bus,

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from bot.app import App
 from bot.serve import serve
-from tests.channels.telegram_harness import ANN, bus_statuses, echo
+from tests.channels.telegram_harness import bus_statuses, echo
 from tests.fakes import telegram_server as tg
 from tests.fakes.scripted_model import ScriptedModel
 from tests.fakes.telegram_server import FakeTelegram
@@ -17,14 +17,8 @@ from tests.fakes.telegram_server import FakeTelegram
 async def test_a_reply_telegram_has_not_taken_when_the_grace_ends_is_sent_once_on_the_next_start(
     make_app: Callable[..., Awaitable[App]], fake: FakeTelegram
 ) -> None:
-    telegram = {
-        "token": tg.DEFAULT_TOKEN,
-        "allowed_users": [ANN],
-        "base_url": fake.base_url,
-        "base_file_url": fake.base_file_url,
-    }
     model = ScriptedModel(echo)
-    app = await make_app(model, telegram=telegram)
+    app = await make_app(model, telegram=fake.settings())
     fake.fail_next("sendMessage", 502, "Bad Gateway")  # the reply's first send fails: retried after a backoff
     stop = asyncio.Event()
     serving = asyncio.create_task(serve(app, stop, announce=lambda url: None, grace=0))

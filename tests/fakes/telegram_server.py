@@ -438,6 +438,17 @@ class FakeTelegram:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/file/bot"
 
+    def settings(self, **overrides: Any) -> dict[str, Any]:
+        """The ``telegram`` settings section that points the real bot at this fake: the test token,
+        user 42 (Ann, whom ``text_update`` sends as) allowlisted, the fake's URLs; ``overrides`` win."""
+        return {
+            "token": DEFAULT_TOKEN,
+            "allowed_users": [42],
+            "base_url": self.base_url,
+            "base_file_url": self.base_file_url,
+            **overrides,
+        }
+
     def __enter__(self) -> FakeTelegram:
         self._thread.start()
         return self
