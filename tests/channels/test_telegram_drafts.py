@@ -84,6 +84,31 @@ async def test_a_streamed_answer_grows_as_drafts_then_is_sent_once(
     assert sends(fake)[-1] == "sendMessage"  # no draft after the real message: it would show again
 
 
+async def test_a_draft_still_on_the_wire_when_the_run_ends_lands_before_the_reply(
+    serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
+) -> None:
+    # A draft that reached Telegram after the real message would show the answer a second time
+    # under it: the reply waits for the draft already sent.
+    gate = Gate()
+    fake_anthropic.enqueue(api.streamed(api.text(ANSWER), delta_chars=40, pace=gate))
+    held = fake.hold("sendMessageDraft")
+    served = await serve(claude, draft_interval=0.01)
+    fake.push_update(tg.text_update("tell me sixty words"))
+    gate.allow(1)
+    assert await asyncio.to_thread(held.reached.wait, 10), "no draft was sent"
+    gate.allow(len(ANSWER))  # the run ends while its first draft is still on the wire
+    deadline = time.monotonic() + 10
+    while "leased" not in (counts := await served.app.bus.counts("outbound:telegram")) and "done" not in counts:
+        assert time.monotonic() < deadline, "the reply was not picked up for sending"  # nor sent
+        await asyncio.sleep(0.01)
+    held.release()
+    await fake.await_for(lambda f: len(f.sent) == 1 and len(f.drafts) >= 1)
+
+    assert fake.calls("sendMessage")[0].at >= fake.drafts[0]["at"]  # arrived after the held draft was done
+    assert len(fake.drafts) == 1  # the held one: the run was settled before another could go out
+    assert fake.sent_texts == [ANSWER]
+
+
 async def test_drafts_of_one_answer_are_at_least_the_interval_apart(
     serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
 ) -> None:

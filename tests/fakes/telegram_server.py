@@ -10,7 +10,7 @@ Script it: ``push_update`` (with the ``*_update`` builders below) feeds ``getUpd
 offset / long-poll semantics; ``add_file`` registers downloads; ``fail_next``, ``reject_entities``
 and ``conflict`` inject errors. Every call lands in ``requests``; ``sent``, ``edits``, ``drafts``,
 ``actions`` and ``commands`` summarise the outgoing side, ``downloads`` the files fetched. ``wait_for`` /
-``await_for`` block until a predicate of the fake holds.
+``await_for`` block until a predicate of the fake holds; ``hold`` keeps a call on the wire until released.
 """
 
 from __future__ import annotations
@@ -320,6 +320,22 @@ class _Fault:
     retry_after: int | None
 
 
+class Hold:
+    """One call held inside the fake (see ``FakeTelegram.hold``): it has arrived once ``reached`` is set,
+    and it is answered (and only then takes effect) once ``release`` is called."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def _keep(self) -> None:
+        self.reached.set()
+        self._released.wait(timeout=30)  # never longer than a test may run
+
+
 @dataclass
 class _File:
     file_id: str
@@ -415,6 +431,8 @@ class FakeTelegram:
         self._next_update_id = 1
         self._confirmed_offset = 0
         self._faults: dict[str, deque[_Fault | None]] = {}  # None: let that call through
+        self._holds: dict[str, deque[Hold]] = {}
+        self._all_holds: list[Hold] = []  # released on exit, so no handler thread stays blocked
         self._files: dict[str, _File] = {}
         self._messages: dict[tuple[Any, int], dict[str, Any]] = {}  # bot messages by (chat_id, message_id)
         self._bot_message_ids = itertools.count(1)
@@ -459,6 +477,8 @@ class FakeTelegram:
         self._server.server_close()
         with self._lock:
             connections = list(self._connections)
+        for hold in self._all_holds:
+            hold.release()
         for conn in connections:  # idle keep-alive connections: unblock their handler threads
             try:
                 conn.shutdown(socket.SHUT_RDWR)
@@ -523,6 +543,15 @@ class FakeTelegram:
             queue = self._faults.setdefault(method.lower(), deque())
             queue.extend(None for _ in range(skip))
             queue.extend(_Fault(status, description, retry_after) for _ in range(times))
+
+    def hold(self, method: str) -> Hold:
+        """Keep the next call of ``method`` on the wire: it is recorded in ``requests`` when it arrives,
+        but neither runs nor is answered until the returned hold is released."""
+        hold = Hold()
+        with self._lock:
+            self._holds.setdefault(method.lower(), deque()).append(hold)
+            self._all_holds.append(hold)
+        return hold
 
     @property
     def confirmed_offset(self) -> int:
@@ -598,8 +627,16 @@ class FakeTelegram:
             queue = self._faults.get(method.lower())
             return queue.popleft() if queue else None
 
+    def _take_hold(self, method: str) -> Hold | None:
+        with self._lock:
+            queue = self._holds.get(method.lower())
+            return queue.popleft() if queue else None
+
     def _answer_api(self, token: str, method: str, params: dict[str, Any], files: dict[str, bytes]) -> _Answer:
         self._record(Request(method, params, token, files))
+        hold = self._take_hold(method)
+        if hold is not None:
+            hold._keep()
         if token != self.token:
             return _error(401, "Unauthorized")
         fault = self._take_fault(method)  # before the method runs: a failed getUpdates confirms nothing
