@@ -214,24 +214,23 @@ class Database:
 
         One statement needs no ``BEGIN … COMMIT``, which matters on the hot path.
         """
-        tx = self._active()
-        if tx is not None:
-            return await tx.call(_rowcount, sql, params)
-        await self._outside_transactions()
-        return await self._call(_rowcount, sql, params)
+        return await self._statement(_rowcount, sql, params)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of one statement (a query, or a write with ``RETURNING``), like :meth:`execute`."""
-        tx = self._active()
-        if tx is not None:
-            return await tx.call(_rows, sql, params)
-        await self._outside_transactions()
-        return await self._call(_rows, sql, params)
+        return await self._statement(_rows, sql, params)
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of :meth:`fetchall`, or None."""
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
+
+    async def _statement(self, fn: Callable[[sqlite3.Connection, str, Params], T], sql: str, params: Params) -> T:
+        tx = self._active()
+        if tx is not None:
+            return await tx.call(fn, sql, params)
+        await self._outside_transactions()
+        return await self._call(fn, sql, params)
 
     async def _outside_transactions(self) -> None:
         # Returns with no transaction open. The caller then queues its call without awaiting in
@@ -292,12 +291,11 @@ def _record_together(conn: sqlite3.Connection, calls: Posted) -> None:
             _atomically(conn, lambda _: [fn(*args) for fn, args in calls])
             return
         except Exception:
-            _rollback(conn)  # also when COMMIT itself failed
+            pass  # rolled back (a failed COMMIT too): each runs again below, alone
     for fn, args in calls:
         try:
             _atomically(conn, lambda _: fn(*args))  # noqa: B023 (called at once, inside the loop)
         except Exception:
-            _rollback(conn)
             log.exception("a queued database write failed")
 
 

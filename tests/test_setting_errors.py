@@ -67,6 +67,24 @@ def doctor(env: dict[str, str]) -> tuple[int, str]:
             {"VAULTBOT_TIMEZONE": "Mars/Olympus_Mons"},
             "VAULTBOT_TIMEZONE: expected an IANA time zone name such as Europe/Berlin, got 'Mars/Olympus_Mons'",
         ),
+        (
+            {"VAULTBOT_TRANSCRIBE__BASE_URL": "ftp://speech.example"},
+            "VAULTBOT_TRANSCRIBE__BASE_URL: expected an http(s) URL such as https://api.openai.com/v1, "
+            "got 'ftp://speech.example'",
+        ),
+        (
+            {"VAULTBOT_TRANSCRIBE__MAX_SECONDS": "0"},
+            "VAULTBOT_TRANSCRIBE__MAX_SECONDS: expected a number of at least 1, got '0'",
+        ),
+        (
+            {"VAULTBOT_TRANSCRIBE__ATTEMPTS": "11"},
+            "VAULTBOT_TRANSCRIBE__ATTEMPTS: expected a number of at most 10, got '11'",
+        ),
+        ({"VAULTBOT_TRANSCRIBE__MODEL": ""}, "VAULTBOT_TRANSCRIBE__MODEL: expected some text, got ''"),
+        (
+            {"VAULTBOT_TELEGRAM__DRAFT_INTERVAL": "-1"},
+            "VAULTBOT_TELEGRAM__DRAFT_INTERVAL: expected a number of at least 0.0, got '-1'",
+        ),
     ],
 )
 def test_a_bad_variable_is_named_with_what_it_should_be(env: dict[str, str], line: str) -> None:
@@ -85,6 +103,11 @@ def test_a_bad_variable_is_named_with_what_it_should_be(env: dict[str, str], lin
         ),
         # A token that is not JSON where the section is given as JSON must not echo the section.
         ({"VAULTBOT_TELEGRAM": '{"token": "' + SECRET + '", "allowed_users": "x"}'}, "VAULTBOT_TELEGRAM"),
+        ({"VAULTBOT_TRANSCRIBE": '{"api_key": "' + SECRET + '", "attempts": "many"}'}, "VAULTBOT_TRANSCRIBE"),
+        (
+            {"VAULTBOT_TRANSCRIBE__API_KEY": SECRET, "VAULTBOT_TRANSCRIBE__BASE_URL": "speech.example"},
+            "VAULTBOT_TRANSCRIBE__BASE_URL: expected an http(s) URL",
+        ),
     ],
 )
 def test_a_secret_is_never_echoed(env: dict[str, str], named: str) -> None:

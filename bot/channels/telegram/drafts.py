@@ -22,7 +22,7 @@ from telegram import Bot, MessageEntity
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from bot.bus import Draft, Progress
-from bot.channels.telegram.errors import retry_after_seconds
+from bot.channels.telegram.errors import formatting_refused, retry_after_seconds
 from bot.channels.telegram.receiver import CHANNEL
 from bot.channels.telegram.render import Chunk, render
 
@@ -183,7 +183,7 @@ class Drafts:
             self._paused[chat_id] = time.monotonic() + pause
             log.info("telegram: drafts to chat %s paused %.0fs (Telegram asked to slow down)", chat_id, pause)
         except BadRequest as exc:
-            if entities is None or "entit" not in str(exc).lower():
+            if entities is None or not formatting_refused(exc):
                 log.info("telegram: no drafts for this reply in chat %s (%s)", chat_id, exc)
                 return False
             stream.plain = True

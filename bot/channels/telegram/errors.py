@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from datetime import timedelta
 
-from telegram.error import RetryAfter
+from telegram.error import BadRequest, RetryAfter
 from telegram.warnings import PTBDeprecationWarning
 
 
@@ -20,3 +20,9 @@ def retry_after_seconds(error: RetryAfter) -> float:
         warnings.simplefilter("ignore", PTBDeprecationWarning)
         retry_after = error.retry_after
     return retry_after.total_seconds() if isinstance(retry_after, timedelta) else float(retry_after)
+
+
+def formatting_refused(error: BadRequest) -> bool:
+    """Whether Telegram refused a message for its formatting (its entities), so the same text may
+    go again as plain text; any other 400 would be refused again."""
+    return "entit" in str(error).lower()

@@ -15,7 +15,7 @@ from telegram.error import BadRequest, Forbidden, RetryAfter
 
 from bot.bus import Bus, Delivery, Event, Fatal, OutboundMessage, Retry
 from bot.channels.telegram.drafts import Drafts
-from bot.channels.telegram.errors import retry_after_seconds
+from bot.channels.telegram.errors import formatting_refused, retry_after_seconds
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.render import Chunk, render
 from bot.store import Store
@@ -97,7 +97,7 @@ class TelegramSender:
         except RetryAfter as exc:
             raise Retry(delay=retry_after_seconds(exc), reason="Telegram asked to slow down") from exc
         except BadRequest as exc:
-            if entities is None or "entit" not in str(exc).lower():
+            if entities is None or not formatting_refused(exc):
                 raise Fatal(f"Telegram refused the message: {exc}") from exc
             log.warning("telegram: formatting refused (%s); sending as plain text", exc)
             await self._bot.send_message(chat_id, chunk.text)
