@@ -3,7 +3,8 @@
 Measures the project's own cost of a turn: inbound published → run → reply durable in the outbox
 → inbound acked, on a real SQLite file and a real vault folder. Prints p50/p95 latency and turns
 per second and the process's CPU time per turn, sequentially and over 16 concurrent conversations,
-beside the cost of one raw SQLite WAL commit and one fsync measured on the same disk in the same run.
+beside the cost of one raw SQLite WAL commit, one fsync and one file creation measured in the same directory
+in the same run.
 
     .venv/bin/python bench/turns.py [--turns 500] [--dir /tmp/somewhere]
 """
@@ -167,7 +168,7 @@ def pct(values: list[float], p: int) -> float:
 
 
 def floor(root: Path, n: int = 500) -> None:
-    """The physical floor: one raw WAL commit (synchronous=NORMAL) and one fsync, in ms."""
+    """The physical floor, in ms: one raw WAL commit (synchronous=NORMAL), one fsync, and creating one empty file."""
     conn = sqlite3.connect(root / "floor.db", isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -186,7 +187,19 @@ def floor(root: Path, n: int = 500) -> None:
         os.fsync(fd)
     fsync_ms = (time.perf_counter() - started) * 1000 / (n // 5)
     os.close(fd)
-    print(f"floor       one SQLite WAL commit {commit_ms:.3f} ms   one fsync {fsync_ms:.3f} ms")
+    # Every note is a new file, and on some hosts creating one costs a millisecond of kernel time in
+    # one directory and 20 µs in another (ext4's inode allocation): this tells a slow disk from slow code.
+    files = root / "creates"
+    files.mkdir()
+    started, cpu = time.perf_counter(), time.process_time()
+    for i in range(n):
+        os.close(os.open(files / str(i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    create_ms = (time.perf_counter() - started) * 1000 / n
+    create_cpu_ms = (time.process_time() - cpu) * 1000 / n
+    print(
+        f"floor       one SQLite WAL commit {commit_ms:.3f} ms   one fsync {fsync_ms:.3f} ms   "
+        f"one file created {create_ms:.3f} ms (cpu {create_cpu_ms:.3f} ms)"
+    )
 
 
 async def main() -> None:
