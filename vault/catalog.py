@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from vault import frontmatter, meta
 from vault.index import Entry, Index
@@ -108,13 +109,23 @@ class Catalog:
                     continue  # gone between listing and stat: the next sync sees the truth
                 yield entry.path[prefix:].replace(os.sep, "/"), stat
 
-    def _entry(self, rel: str, stat: os.stat_result, data: bytes | None = None) -> Entry | None:
-        if data is None:
-            try:
-                data = (self.root / rel).read_bytes()
-            except OSError:
-                return None
-        front, body = frontmatter.parse(data.decode("utf-8", errors="replace"))
+    def _entry(self, rel: str, stat: os.stat_result) -> Entry | None:
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return None
+        return self.entry(rel, data, stat)
+
+    def record(self, rel: str, data: bytes, stat: os.stat_result) -> None:
+        """Index a note vaultbot just wrote, from the bytes it wrote."""
+        self.add(self.entry(rel, data, stat))
+
+    @staticmethod
+    def entry(rel: str, data: bytes, stat: os.stat_result, parsed: tuple[dict[str, Any], str] | None = None) -> Entry:
+        """What the index keeps of the note ``data`` at ``rel`` (built here, so a writer can do it
+        before taking a lock and :meth:`add` it under the lock). ``parsed`` is ``data``'s front
+        matter and body as :func:`~vault.frontmatter.parse` gives them, when the caller has them."""
+        front, body = parsed if parsed is not None else frontmatter.parse(data.decode("utf-8", errors="replace"))
         stem = rel.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)]
         updated = meta.as_datetime(front.get("updated")) or dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC)
         return Entry(
@@ -128,17 +139,6 @@ class Catalog:
             updated=meta.iso(updated),
             body=body,
         )
-
-    def record(self, rel: str, data: bytes, stat: os.stat_result) -> None:
-        """Index a note vaultbot just wrote, from the bytes it wrote."""
-        self.add(self.entry(rel, data, stat))
-
-    def entry(self, rel: str, data: bytes, stat: os.stat_result) -> Entry:
-        """What the index keeps of the note ``data`` at ``rel`` (parsed here, so a writer can do it
-        before taking a lock and :meth:`add` it under the lock)."""
-        entry = self._entry(rel, stat, data)
-        assert entry is not None  # only a failed read gives None, and nothing is read here
-        return entry
 
     def add(self, entry: Entry) -> None:
         """Index a note vaultbot just wrote."""

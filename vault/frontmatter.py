@@ -38,19 +38,37 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
 
 def render(meta: dict[str, Any], body: str) -> str:
     """The file text for ``meta`` and ``body``; no front matter block when ``meta`` is empty."""
+    return _render(meta, body)[0]
+
+
+def render_parsed(meta: dict[str, Any], body: str) -> tuple[str, dict[str, Any], str]:
+    """``render(meta, body)``, and what :func:`parse` of that text gives, without reading the YAML back.
+
+    The block reads back as ``meta``: the emitter indents every line of a value, so no line inside
+    the block starts with ``---``, and safe YAML gives back the strings, numbers and lists it wrote.
+    """
+    text, block_end = _render(meta, body)
+    if not meta:
+        return text, *parse(text)  # no block written, but the body may start with one of its own
+    return text, meta, text[block_end:].lstrip("\r\n")
+
+
+def _render(meta: dict[str, Any], body: str) -> tuple[str, int]:
+    """The file text, and where its front matter block ends (0 without one)."""
     body = body.strip("\n") + "\n" if body.strip() else ""
     if not meta:
-        return body
+        return body, 0
     # libyaml writes characters beyond the BMP (emoji) as "\U0001F36E" escapes, which a person
     # reading the note in Obsidian should not see; the pure-Python dumper keeps them as they are.
     dumper = yaml.SafeDumper if _beyond_bmp(meta) else _FastDumper
     block = yaml.dump(meta, Dumper=dumper, sort_keys=False, allow_unicode=True)
-    return f"---\n{block}---\n\n{body}"
+    head = f"---\n{block}---\n"
+    return f"{head}\n{body}", len(head)
 
 
 def _beyond_bmp(value: Any) -> bool:
     if isinstance(value, str):
-        return any(ord(c) > 0xFFFF for c in value)
+        return max(value, default="\0") > "\uffff"
     if isinstance(value, dict):
         return any(_beyond_bmp(k) or _beyond_bmp(v) for k, v in value.items())
     if isinstance(value, list | tuple):

@@ -176,14 +176,16 @@ class Vault:
         front.update(created=stamp, updated=stamp)
         if fields["source"] is not None:
             front["source"] = fields["source"]
-        data = frontmatter.render(front, content).encode("utf-8")
+        text, front, body = frontmatter.render_parsed(front, content)
+        data = text.encode("utf-8")
         make_folders(directory)
         # A hard link cannot cross file systems (a folder that is a mount point): staged beside it then.
         beside = os.stat(directory).st_dev != self._staging_device
         with staged(directory if beside else self._staging, data) as file:
             # A hard link shares the staged file's inode: same size and mtime under its final name.
             stat = file.stat()
-            yield _NewNote(file, stat, self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat))
+            entry = self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat, (front, body))
+            yield _NewNote(file, stat, entry)
 
     def _create(self, directory: Path, taken: dict[str, str], stem: str, content: str, new: _NewNote) -> WriteResult:
         """Link the ``new`` note in under the first free name; the folder lock is held."""

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sqlite3
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from vault import InvalidNote, Vault, daily_entry
 
@@ -158,9 +161,9 @@ def test_a_slow_disk_check_never_puts_older_text_back_over_the_bots_write(
     catalog = notes._catalog
     read_entry = catalog._entry
 
-    def read_then_bot_writes(rel: str, stat: os.stat_result, data: bytes | None = None) -> object:
-        entry = read_entry(rel, stat, data)
-        if rel == "Idea.md" and data is None:
+    def read_then_bot_writes(rel: str, stat: os.stat_result) -> object:
+        entry = read_entry(rel, stat)
+        if rel == "Idea.md":
             monkeypatch.setattr(catalog, "_entry", read_entry)
             notes.write("", "Idea", "a brand new airship", mode="append")
         return entry
@@ -182,3 +185,42 @@ def test_an_outside_edit_is_found_once_the_staleness_has_passed(tmp_path: Path) 
         while paths(notes.search("quinces")) != ["Obsidian.md"]:
             assert time.monotonic() < deadline, "an edit made outside vaultbot was never picked up"
             time.sleep(0.01)
+
+
+def index_rows(root: Path) -> list[tuple]:
+    """What the index holds about every note, as searches and listings read it."""
+    conn = sqlite3.connect(root / ".vaultbot" / "index.db")
+    try:
+        return conn.execute(
+            "SELECT f.path, f.size, f.mtime_ns, f.sha256, f.title, f.tags, f.aliases, f.updated, n.body, n.tags "
+            "FROM files f JOIN notes_fts n ON n.rowid = f.id ORDER BY f.path"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    title=st.text(min_size=1, max_size=30).filter(str.strip),
+    content=st.text(max_size=60),
+    tags=st.lists(st.text(max_size=12), max_size=3),
+)
+@example(title="a\n---\nb", content="---\ntitle: other\n---\nbody", tags=["#x", "yes"])
+@example(title="🍮 pudding", content="\r\n\r\nbody\r\n", tags=["null", "2026-01-01"])
+@example(title="\u2028line\x85next", content="\ufeff---\nx: 1\n---\n", tags=["a b"])
+def test_what_a_write_indexes_is_what_a_rebuild_from_the_files_indexes(
+    tmp_path_factory: pytest.TempPathFactory, title: str, content: str, tags: list[str]
+) -> None:
+    # A create indexes the note from what it rendered, without reading its file back: the index
+    # must hold exactly what reading the file gives, or a note would be found (or titled) other
+    # than after the index is rebuilt.
+    root = tmp_path_factory.mktemp("v")
+    with Vault(root) as notes:
+        try:
+            notes.write("Inbox", title, content, tags=tags, confidence=50)
+        except InvalidNote:
+            return  # refused input writes nothing
+        written = index_rows(root)
+    (root / ".vaultbot" / "index.db").unlink()
+    Vault(root).close()
+    assert index_rows(root) == written
