@@ -140,18 +140,27 @@ def _fsync_folder(directory: Path) -> None:
 
 @contextlib.contextmanager
 def exclusive_lock(lock_file: Path) -> Iterator[None]:
-    """Hold an exclusive lock named by ``lock_file`` for the ``with`` block."""
+    """Hold an exclusive lock named by ``lock_file`` for the ``with`` block (its folder is made if missing)."""
     if fcntl is None:
         with _thread_lock(str(lock_file)):
             yield
         return
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_file, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    # A bare descriptor: the lock needs no buffered file object, and the folder is made only the
+    # rare time it is missing (a first write, someone deleted it), not checked on every write.
+    try:
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o666)
+    except FileNotFoundError:
+        lock_file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            # Unlocked before closing: a child forked meanwhile shares the descriptor and would keep it locked.
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def _thread_lock(key: str) -> threading.Lock:

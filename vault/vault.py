@@ -53,6 +53,8 @@ class Vault:
         # (mtime_ns, size) of each file as this instance last read or wrote it, to spot outside edits.
         self._seen: dict[Path, tuple[int, int]] = {}
         self._names = FolderNames()
+        # Each folder's lock file, named once: a hash of the folder's path is the same every time.
+        self._lock_files: dict[Path, Path] = {}
         # New notes are staged here, not in their folder: a temporary file there would change the
         # folder's mtime and so make every write list the folder again (``vault.folder_names``).
         self._staging = self.root / PRIVATE_DIR / "staging"
@@ -275,8 +277,11 @@ class Vault:
 
     def _lock_file(self, directory: Path) -> Path:
         # One lock per folder: create's name choice and append/replace all happen inside one folder.
-        key = hashlib.sha256(self._rel(directory).casefold().encode()).hexdigest()[:32]
-        return self.root / PRIVATE_DIR / "locks" / f"{key}.lock"
+        lock = self._lock_files.get(directory)
+        if lock is None:
+            key = hashlib.sha256(self._rel(directory).casefold().encode()).hexdigest()[:32]
+            lock = self._lock_files[directory] = self.root / PRIVATE_DIR / "locks" / f"{key}.lock"
+        return lock
 
     def _refuse_link_out(self, path: Path) -> None:
         # A note file may itself be a symlink; reading or replacing it must not reach outside.

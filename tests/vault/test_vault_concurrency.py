@@ -1,12 +1,32 @@
-"""Many writers into one folder at once (the runner writes from worker threads): nothing clobbered,
-nothing doubled, every note indexed."""
+"""Many writers into one folder at once (the runner writes from worker threads, or two vaultbot
+processes share a vault): nothing clobbered, nothing doubled, every note indexed."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
+from tests.helpers import subprocess_env
 from vault import Vault
+
+# Another vaultbot process on the same vault, caught in the middle of an append to Inbox/Log.md:
+# it holds the folder's lock and has read the note, and writes its line once told to.
+OTHER_PROCESS = """
+import sys
+from pathlib import Path
+from vault import Vault
+from vault.files import exclusive_lock, write_atomic
+
+with Vault(sys.argv[1]) as notes:
+    folder = notes.root / "Inbox"
+    with exclusive_lock(notes._lock_file(folder)):
+        before = (folder / "Log.md").read_bytes()
+        print("holding the lock", flush=True)
+        sys.stdin.readline()
+        write_atomic(folder / "Log.md", before + b"\\nthe other process's line\\n")
+"""
 
 
 def test_concurrent_creates_of_one_title_keep_every_note(notes: Vault) -> None:
@@ -28,3 +48,29 @@ def test_concurrent_saves_of_the_same_note_make_one_note(notes: Vault) -> None:
     assert {r.path for r in results} == {"Inbox/Once.md"}
     assert sum(r.created for r in results) == 1
     assert [p.name for p in (notes.root / "Inbox").iterdir()] == ["Once.md"]
+
+
+def test_an_append_waits_while_another_process_holds_the_folder(notes: Vault) -> None:
+    notes.write("Inbox", "Log", "first line")
+    other = subprocess.Popen(
+        [sys.executable, "-c", OTHER_PROCESS, str(notes.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    )
+    try:
+        assert other.stdout is not None and other.stdin is not None
+        assert other.stdout.readline() == "holding the lock\n"
+        with ThreadPoolExecutor(1) as pool:
+            ours = pool.submit(notes.write, "Inbox", "Log", "our line", mode="append")
+            # Without the lock our append would read the note now and finish in milliseconds, and the
+            # other process would then put back what it read: our line would be lost.
+            assert not wait([ours], timeout=0.5).done
+            other.stdin.write("go\n")
+            other.stdin.flush()
+            ours.result(timeout=30)
+    finally:
+        other.communicate(timeout=30)
+    assert other.returncode == 0
+    assert notes.read("Inbox/Log").content.split() == "first line the other process's line our line".split()
