@@ -42,14 +42,16 @@ def render(meta: dict[str, Any], body: str) -> str:
 
 
 def render_parsed(meta: dict[str, Any], body: str) -> tuple[str, dict[str, Any], str]:
-    """``render(meta, body)``, and what :func:`parse` of that text gives, without reading the YAML back.
+    """``render(meta, body)``, and what :func:`parse` of that text gives, without reading the YAML
+    back when its values are printable: the block then reads back as ``meta``.
 
-    The block reads back as ``meta``: the emitter indents every line of a value, so no line inside
-    the block starts with ``---``, and safe YAML gives back the strings, numbers and lists it wrote.
+    Safe YAML gives back the printable strings, numbers and lists it wrote, and the emitter indents
+    every line of a value, so no line inside the block starts with ``---``. Control characters and
+    line breaks (the pure-Python emitter folds U+0085 into a space) are read back to be sure.
     """
     text, block_end = _render(meta, body)
-    if not meta:
-        return text, *parse(text)  # no block written, but the body may start with one of its own
+    if not meta or not _printable(meta):
+        return text, *parse(text)  # without a block, the body may start with one of its own
     return text, meta, text[block_end:].lstrip("\r\n")
 
 
@@ -74,3 +76,13 @@ def _beyond_bmp(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return any(_beyond_bmp(v) for v in value)
     return False
+
+
+def _printable(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.isprintable()
+    if isinstance(value, dict):
+        return all(_printable(k) and _printable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_printable(v) for v in value)
+    return True

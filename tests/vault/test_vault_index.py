@@ -208,6 +208,7 @@ def index_rows(root: Path) -> list[tuple]:
 @example(title="a\n---\nb", content="---\ntitle: other\n---\nbody", tags=["#x", "yes"])
 @example(title="🍮 pudding", content="\r\n\r\nbody\r\n", tags=["null", "2026-01-01"])
 @example(title="\u2028line\x85next", content="\ufeff---\nx: 1\n---\n", tags=["a b"])
+@example(title="0\x85🍮", content="", tags=[])  # the pure-Python emitter (used for emoji) folds U+0085
 def test_what_a_write_indexes_is_what_a_rebuild_from_the_files_indexes(
     tmp_path_factory: pytest.TempPathFactory, title: str, content: str, tags: list[str]
 ) -> None:
