@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK
 from typing import Any
 
 from vault import frontmatter, meta
@@ -155,14 +156,23 @@ class Vault:
         """
         current = self.root
         parts = split_components(folder)
+        linked = False
         for index, part in enumerate(parts):
             found = _existing_entry(current, part)
             if found is None:
                 current = current.joinpath(*(folder_name(p) for p in parts[index:]))
                 break
-            if found.exists() and not found.is_dir():
-                raise InvalidNote(f"{show(folder)} goes through the file {show(found.name)}, not a folder.")
-            current = found
+            current, mode = found
+            if S_ISLNK(mode):
+                linked = True
+                if current.exists() and not current.is_dir():
+                    raise InvalidNote(f"{show(folder)} goes through the file {show(current.name)}, not a folder.")
+            elif not S_ISDIR(mode):
+                raise InvalidNote(f"{show(folder)} goes through the file {show(current.name)}, not a folder.")
+        if not linked:
+            # The root is resolved, no part is "." or "..", and each part that exists is a real folder:
+            # there is nothing to follow, so the path is already what resolving it would give.
+            return current
         return resolve_inside(self.root, current, show(folder))
 
     @contextlib.contextmanager
@@ -180,9 +190,13 @@ class Vault:
             front["source"] = fields["source"]
         text, front, body = frontmatter.render_parsed(front, content)
         data = text.encode("utf-8")
-        make_folders(directory)
+        try:
+            device = os.stat(directory).st_dev
+        except FileNotFoundError:
+            make_folders(directory)
+            device = os.stat(directory).st_dev
         # A hard link cannot cross file systems (a folder that is a mount point): staged beside it then.
-        beside = os.stat(directory).st_dev != self._staging_device
+        beside = device != self._staging_device
         with staged(directory if beside else self._staging, data) as file:
             # A hard link shares the staged file's inode: same size and mtime under its final name.
             stat = file.stat()
@@ -434,15 +448,22 @@ class _NewNote:
     entry: Entry
 
 
-def _existing_entry(parent: Path, name: str) -> Path | None:
+def _existing_entry(parent: Path, name: str) -> tuple[Path, int] | None:
     """The entry of ``parent`` called ``name``, or else one whose name differs only in case or
-    by being made portable ("a." for "a"); None when there is none."""
+    by being made portable ("a." for "a"), with its mode (not following a symlink); None when there is none."""
     exact = parent / name
-    if exact.exists() or exact.is_symlink():
-        return exact
+    try:
+        return exact, os.lstat(exact).st_mode
+    except FileNotFoundError:
+        pass
     wanted = {name.casefold(), folder_name(name).casefold()}
     match = next((entry for entry in names_by_casefold(parent).items() if entry[0] in wanted), None)
-    return None if match is None else parent / match[1]
+    if match is None:
+        return None
+    try:
+        return parent / match[1], os.lstat(parent / match[1]).st_mode
+    except FileNotFoundError:
+        return None  # gone since the listing
 
 
 def _signature(path: Path) -> tuple[int, int]:

@@ -149,6 +149,16 @@ def test_symlinked_folder_pointing_out_is_refused(notes: Vault, outside: Path) -
     with pytest.raises(PathNotAllowed):
         notes.list("escape")
     assert files_under(outside) == ["secret.md"]
+
+
+def test_a_symlink_out_found_by_another_case_of_its_name_is_refused(notes: Vault, outside: Path) -> None:
+    # "ESCAPE" finds the folder "escape" as macOS and Windows would; that it is a link must still count.
+    (notes.root / "escape").symlink_to(outside, target_is_directory=True)
+
+    for folder in ("ESCAPE", "Escape/sub", "escape?"):
+        with pytest.raises(PathNotAllowed):
+            notes.write(folder, "T", "x")
+    assert files_under(outside) == []
     assert notes.list("").folders == []
     assert notes.search("secret") == []
 
