@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vault import frontmatter, meta
-from vault.index import Entry, Index
+from vault.index import Entry, Index, Queued
 from vault.notes import SyncReport
 from vault.paths import NOTE_SUFFIX, is_inside
 
@@ -117,8 +117,8 @@ class Catalog:
         return self.entry(rel, data, stat)
 
     def record(self, rel: str, data: bytes, stat: os.stat_result) -> None:
-        """Index a note vaultbot just wrote, from the bytes it wrote."""
-        self.add(self.entry(rel, data, stat))
+        """Index a note vaultbot just wrote, from the bytes it wrote; returns once it is searchable."""
+        self.index.wait(self.add(self.entry(rel, data, stat)))
 
     @staticmethod
     def entry(rel: str, data: bytes, stat: os.stat_result, parsed: tuple[dict[str, Any], str] | None = None) -> Entry:
@@ -140,6 +140,7 @@ class Catalog:
             body=body,
         )
 
-    def add(self, entry: Entry) -> None:
-        """Index a note vaultbot just wrote."""
-        self.index.update([entry])
+    def add(self, entry: Entry) -> Queued:
+        """Put a note vaultbot just wrote in line for the index (in the order of its writes);
+        ``index.wait`` on the result returns once it is searchable."""
+        return self.index.queue(entry)

