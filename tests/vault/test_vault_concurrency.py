@@ -92,6 +92,7 @@ class HeldIndex:
         index = notes._catalog.index
         self.queued: list[str] = []
         self.batches: list[list[str]] = []
+        self.holding = False
         self.changed = threading.Condition()
         real_queue, real_update = index.queue, index.update
 
@@ -106,6 +107,8 @@ class HeldIndex:
             entries = list(entries)
             if any(entry.path == hold for entry in entries):
                 with self.changed:
+                    self.holding = True
+                    self.changed.notify_all()
                     assert self.changed.wait_for(lambda: len(self.queued) > behind, timeout=20)
             self.batches.append([entry.path for entry in entries])
             if any(entry.path == fail for entry in entries):
@@ -114,6 +117,11 @@ class HeldIndex:
 
         monkeypatch.setattr(index, "queue", queue)
         monkeypatch.setattr(index, "update", update)
+
+    def wait_holding(self) -> None:
+        """Until the held note's commit has begun: whatever is queued from now on waits for it."""
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.holding, timeout=20)
 
     def wait_queued(self, count: int) -> None:
         with self.changed:
@@ -128,7 +136,7 @@ def test_a_note_created_and_appended_to_at_once_is_indexed_as_last_written(
     held = HeldIndex(notes, monkeypatch, hold="Other/Blocker.md", behind=2)
     with notes, ThreadPoolExecutor(3) as pool:
         blocker = pool.submit(notes.write, "Other", "Blocker", "holds the index")
-        held.wait_queued(1)
+        held.wait_holding()
         created = pool.submit(notes.write, "Inbox", "Note", "first words")
         held.wait_queued(2)
         appended = pool.submit(notes.write, "Inbox", "Note", "appended words", mode="append")
@@ -144,7 +152,7 @@ def test_every_write_in_a_failed_index_commit_fails(notes: Vault, monkeypatch: p
     held = HeldIndex(notes, monkeypatch, hold="Other/Blocker.md", behind=2, fail="Inbox/A.md")
     with ThreadPoolExecutor(3) as pool:
         blocker = pool.submit(notes.write, "Other", "Blocker", "holds the index")
-        held.wait_queued(1)
+        held.wait_holding()
         writes = [pool.submit(notes.write, "Inbox", title, "text") for title in ("A", "B")]
         blocker.result(timeout=30)
         for write in writes:
