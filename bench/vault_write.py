@@ -5,8 +5,9 @@ are steadier than wall time on shared cores.
 
     .venv/bin/python bench/vault_write.py [--writes 1000] [--dir /var/tmp]
 
-Creating files costs far more kernel time under /tmp than under /var/tmp on some hosts (an ext4
-allocation quirk), so say which directory a figure comes from.
+On some hosts creating a file costs 20 µs of kernel time in one directory and a millisecond in
+another, and that changes by the hour (ext4's inode allocation): ``bench/turns.py``'s floor line
+measures it. Compare runs made back to back, and say which directory a figure comes from.
 """
 
 from __future__ import annotations
