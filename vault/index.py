@@ -7,12 +7,16 @@ is rebuilt from the disk. Rows carry each file's size and mtime so a sync re-rea
 from __future__ import annotations
 
 import json
+import logging
+import os
 import re
 import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 # Title matches weigh most, then tags, then the body (bm25 weights, in column order).
 _WEIGHTS = (10.0, 1.0, 4.0)
@@ -86,6 +90,27 @@ class Queued:
         self.error: BaseException | None = None
 
 
+# "file is not a database" and "database disk image is malformed": the file cannot serve as an index.
+_BROKEN = {sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT}
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """The index's connection, its schema made (or remade, when it is of another version)."""
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=5000")
+        if conn.execute("PRAGMA user_version").fetchone()[0] != INDEX_VERSION:
+            conn.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS notes_fts;")
+            conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
+        conn.executescript(_SCHEMA)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 class Index:
     """The FTS5 index of one vault. Thread-safe: the vault is used from worker threads."""
 
@@ -96,15 +121,19 @@ class Index:
         self._line: list[Queued] = []
         self._line_changed = threading.Condition()
         self._committing = False
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA busy_timeout=5000")
-            if self._conn.execute("PRAGMA user_version").fetchone()[0] != INDEX_VERSION:
-                self._conn.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS notes_fts;")
-                self._conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
-            self._conn.executescript(_SCHEMA)
+        try:
+            self._conn = _open(path)
+        except sqlite3.DatabaseError as exc:
+            if exc.sqlite_errorcode & 0xFF not in _BROKEN:  # the primary code of an extended one
+                raise  # locked, read-only, a full disk: the file may be fine, so it is kept
+            # The index is only a cache of the notes: a damaged file (a crash mid-write on a
+            # disk that lies about fsync, a sync tool's half copy) is set aside and rebuilt.
+            aside = path.with_name(f"{path.name}.broken")
+            log.warning("The search index %s is damaged (%s); it is moved to %s and rebuilt.", path, exc, aside.name)
+            os.replace(path, aside)
+            for suffix in ("-wal", "-shm"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
+            self._conn = _open(path)
 
     def close(self) -> None:
         """Close the database."""

@@ -113,6 +113,21 @@ def test_a_deleted_index_is_rebuilt_from_the_disk(tmp_path: Path) -> None:
         assert paths(again.search("findable")) == ["Survivor.md"]
 
 
+def test_a_damaged_index_is_set_aside_and_rebuilt_so_the_vault_still_opens(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with Vault(tmp_path / "v") as notes:
+        notes.write("", "Survivor", "still findable")
+    index = tmp_path / "v" / ".vaultbot" / "index.db"
+    index.write_bytes(b"not a database, a sync tool's half copy " * 200)
+    with Vault(tmp_path / "v") as again:
+        assert paths(again.search("findable")) == ["Survivor.md"]
+        again.write("", "Newcomer", "also findable")
+        assert sorted(paths(again.search("findable"))) == ["Newcomer.md", "Survivor.md"]
+    assert (index.parent / "index.db.broken").read_bytes().startswith(b"not a database")
+    assert "search index" in caplog.text and "rebuilt" in caplog.text
+
+
 def test_read_by_alias(notes: Vault) -> None:
     write_by_hand(notes, "People/Ann Smith.md", "---\naliases: [Annie, A. Smith]\n---\nfriend from school")
     assert notes.read("annie").path == "People/Ann Smith.md"
