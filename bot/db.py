@@ -56,7 +56,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
-import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -69,8 +68,6 @@ from bot.db_thread import Call, DatabaseThread, Outcome, outcome_of
 from bot.migrations import migrate
 
 __all__ = ["Database", "Row", "Tx", "now_iso", "to_iso"]
-
-log = logging.getLogger(__name__)
 
 Params = Sequence[Any] | Mapping[str, Any]
 Row = sqlite3.Row

@@ -10,8 +10,8 @@ many conversations share wake-ups instead of paying two each. (``run_in_executor
 a ``concurrent.futures.Future``, its ``Condition`` and a callback chain to every call.)
 
 Work is shared too. A call is either a *unit* (:meth:`DatabaseThread.unit`, or :meth:`post` for
-one nobody waits for), which may run together with the units next to it, or an ordinary call
-(:meth:`submit`), which always runs alone. Units that come one after another in the queue go as
+one nobody waits for, whose failure is logged), which may run together with the units next to it,
+or an ordinary call (:meth:`submit`), which always runs alone. Units that come one after another in the queue go as
 one group to ``run_group`` (for the database: one transaction, one commit for many conversations'
 writes); an ordinary call ends the group, so everything still runs in the order it was queued.
 ``run_group`` returns each unit's result or exception, and the thread hands them back only once
