@@ -27,6 +27,26 @@ transaction is open, then hands its function straight to the thread. That thread
 in order, so the call runs before any later ``BEGIN``, and many tasks' calls run back to back
 instead of one per trip through the event loop.
 
+Group commit. A ``COMMIT`` writes every page the transaction dirtied to the WAL, and on the hot
+path it is most of what the database thread does. So the atomic units that reach the thread back
+to back — :meth:`Database.run` units, single ``SELECT``/``INSERT``/``UPDATE``/``DELETE``
+statements and :meth:`Database.record` writes, all outside a transaction, from many conversations
+— share one ``BEGIN IMMEDIATE … COMMIT`` (see :func:`_run_group`):
+
+- each unit runs in its own ``SAVEPOINT``: one that raises is rolled back alone (``ROLLBACK TO``),
+  its caller gets its exception, and the others still commit;
+- no caller hears back before the ``COMMIT`` succeeded, so nobody sees success for a write that is
+  not on disk;
+- if the transaction fails as a whole (its ``COMMIT`` fails, or SQLite rolls it back by itself on
+  a full disk or an I/O error), every unit runs again alone, so only the unit that really fails
+  fails, with the same ``sqlite3`` error it would have met alone;
+- if ``BEGIN IMMEDIATE`` waits out the busy timeout (another process holds the write lock), every
+  write of the group fails with "database is locked", as each alone would have; reads run anyway.
+
+Anything else — a transaction's statements, its ``COMMIT``, a ``PRAGMA`` — runs alone and ends
+the group: the group commits first, so the order of calls is still exactly the order they were
+queued in, and a transaction never shares anything with another unit.
+
 Other processes (a second ``vaultbot`` command, a crashed worker's successor) share the file
 through WAL and ``busy_timeout``.
 """
@@ -34,8 +54,8 @@ through WAL and ``busy_timeout``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
-import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -44,18 +64,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.db_thread import DatabaseThread, Posted
+from bot.db_thread import Call, DatabaseThread, Outcome, outcome_of
 from bot.migrations import migrate
 
 __all__ = ["Database", "Row", "Tx", "now_iso", "to_iso"]
-
-log = logging.getLogger(__name__)
 
 Params = Sequence[Any] | Mapping[str, Any]
 Row = sqlite3.Row
 T = TypeVar("T")
 
 _BUSY_TIMEOUT_MS = 5000
+
+# Single statements that write rows: units that may share a transaction (see _statement).
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 # The transaction the current task is inside, if any. Child tasks inherit a copy of the context,
 # so the Tx also remembers its task: a task spawned inside a transaction must not write through it.
@@ -135,7 +156,7 @@ class Database:
         except BaseException:
             thread.stop()
             raise
-        thread.run_posted = functools.partial(_record_together, conn)
+        thread.run_group = functools.partial(_run_group, conn)
         return cls(path, conn, thread)
 
     async def close(self) -> None:
@@ -156,13 +177,15 @@ class Database:
         """``fn(connection)`` on the database thread, atomically, in one round trip: inside this
         task's transaction if there is one, else in its own ``BEGIN IMMEDIATE … COMMIT``.
 
-        ``fn`` must only use the connection it is given, and must not keep it.
+        Outside a transaction it may share its ``BEGIN … COMMIT`` with the units queued next to it
+        (see the module docstring), and if that group's commit fails it runs again alone: ``fn``
+        must act only through the connection it is given, and must not keep it.
         """
         tx = self._active()
         if tx is not None:
             return await tx.call(fn)
         await self._outside_transactions()
-        return await self._call(_atomically, fn)
+        return await self._thread.unit(fn, self._conn)
 
     async def record(self, fn: Callable[[sqlite3.Connection], object]) -> None:
         """Queue an append-only write that nobody waits for, such as a step of the audit trail:
@@ -230,6 +253,12 @@ class Database:
         if tx is not None:
             return await tx.call(fn, sql, params)
         await self._outside_transactions()
+        verb = sql.lstrip()[:7].upper()
+        if verb.startswith("SELECT"):
+            return await self._thread.unit(_read, self._conn, fn, sql, params)
+        if verb.startswith(_WRITES):
+            return await self._thread.unit(fn, self._conn, sql, params)
+        # Anything else (a PRAGMA, a schema change, VACUUM) may not work inside a transaction.
         return await self._call(fn, sql, params)
 
     async def _outside_transactions(self) -> None:
@@ -271,32 +300,82 @@ def _commit(conn: sqlite3.Connection) -> None:
         raise
 
 
-def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+def _read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection, str, Params], T], sql: str, params: Params) -> T:
+    """A single read statement as a unit: marked, because alone it takes no write lock (WAL)."""
+    return fn(conn, sql, params)
+
+
+# Units that are one statement: atomic on their own, no BEGIN … COMMIT needed when they run alone.
+_STATEMENTS = frozenset({_rowcount, _rows, _read})
+
+
+def _run_group(conn: sqlite3.Connection, calls: list[Call]) -> list[Outcome]:
+    """Units that came back to back (many conversations' writes), in one transaction: one commit,
+    and the pages they share written to the WAL once. Each unit runs in a savepoint, so one that
+    raises is rolled back alone and its caller gets its exception. If the transaction fails as a
+    whole (its COMMIT, or SQLite rolling it back on its own), every unit runs again alone, so only
+    the one that really fails fails. The outcomes are returned only once what they report is
+    committed."""
+    if sum(fn is not _read for fn, _ in calls) > 1:
+        outcomes = _together(conn, calls)
+        if outcomes is not None:
+            return outcomes
+    return [_alone(conn, call) for call in calls]
+
+
+def _together(conn: sqlite3.Connection, calls: list[Call]) -> list[Outcome] | None:
+    """The units in one transaction; None if it failed as a whole and was rolled back."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as error:
+        # Locked past the busy timeout (another process is writing): each write alone would wait
+        # as long and fail the same way. A read needs no lock.
+        return [_alone(conn, call) if call[0] is _read else (None, copy.copy(error)) for call in calls]
+    try:
+        outcomes = []
+        for call in calls:
+            outcomes.append(_in_savepoint(conn, call))
+            if not conn.in_transaction:  # SQLite rolled it all back itself (a full disk, an I/O error)
+                return None
+        conn.execute("COMMIT")
+        return outcomes
+    except BaseException as exc:
+        _rollback(conn)
+        if isinstance(exc, sqlite3.Error):  # a failed COMMIT or savepoint: each runs again alone
+            return None
+        raise
+
+
+def _in_savepoint(conn: sqlite3.Connection, call: Call) -> Outcome:
+    fn, args = call
+    if fn is _read:  # changes nothing that could need rolling back
+        return outcome_of(fn, args)
+    conn.execute("SAVEPOINT vaultbot_unit")
+    result, error = outcome_of(fn, args)
+    if conn.in_transaction:
+        if error is not None:
+            conn.execute("ROLLBACK TO vaultbot_unit")
+        conn.execute("RELEASE vaultbot_unit")
+    return result, error
+
+
+def _alone(conn: sqlite3.Connection, call: Call) -> Outcome:
+    fn, args = call
+    if fn in _STATEMENTS:
+        return outcome_of(fn, args)
+    return outcome_of(_atomically, (conn, call))
+
+
+def _atomically(conn: sqlite3.Connection, call: Call) -> object:
+    fn, args = call
     conn.execute("BEGIN IMMEDIATE")
     try:
-        result = fn(conn)
+        result = fn(*args)
     except BaseException:
         _rollback(conn)
         raise
     _commit(conn)
     return result
-
-
-def _record_together(conn: sqlite3.Connection, calls: Posted) -> None:
-    """Recorded writes that came back to back (many conversations' steps), in one transaction: one
-    commit, and the pages they share written to the WAL once. Each stays atomic: if one fails, the
-    transaction is rolled back and each runs again on its own, so only the one that fails is lost."""
-    if len(calls) > 1:
-        try:
-            _atomically(conn, lambda _: [fn(*args) for fn, args in calls])
-            return
-        except Exception:
-            pass  # rolled back (a failed COMMIT too): each runs again below, alone
-    for fn, args in calls:
-        try:
-            _atomically(conn, lambda _: fn(*args))  # noqa: B023 (called at once, inside the loop)
-        except Exception:
-            log.exception("a queued database write failed")
 
 
 def _connect(path: Path) -> sqlite3.Connection:

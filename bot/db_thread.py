@@ -8,6 +8,14 @@ the event loop go to the thread together, the thread runs everything queued by t
 before it hands back, and it hands back that whole batch in one loop callback. The statements of
 many conversations share wake-ups instead of paying two each. (``run_in_executor`` would also add
 a ``concurrent.futures.Future``, its ``Condition`` and a callback chain to every call.)
+
+Work is shared too. A call is either a *unit* (:meth:`DatabaseThread.unit`, or :meth:`post` for
+one nobody waits for, whose failure is logged), which may run together with the units next to it,
+or an ordinary call (:meth:`submit`), which always runs alone. Units that come one after another in the queue go as
+one group to ``run_group`` (for the database: one transaction, one commit for many conversations'
+writes); an ordinary call ends the group, so everything still runs in the order it was queued.
+``run_group`` returns each unit's result or exception, and the thread hands them back only once
+the group is done, with the rest of the batch.
 """
 
 from __future__ import annotations
@@ -19,40 +27,39 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["DatabaseThread"]
+__all__ = ["Call", "DatabaseThread", "Outcome", "outcome_of", "run_each"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# A call waiting to run: where to hand back (nowhere for a posted call), what to run.
-_Job = tuple[asyncio.AbstractEventLoop | None, "asyncio.Future[Any] | None", Callable[..., Any], tuple[Any, ...]]
+# A function to run and its arguments.
+Call = tuple[Callable[..., Any], tuple[Any, ...]]
+# What a call gave: its result, or the exception it raised (then the result is None).
+Outcome = tuple[Any, BaseException | None]
+
+# A call waiting to run: where to hand back (nowhere for a posted call), what to run, and whether
+# it is a unit that may run in a group.
+_Job = tuple[asyncio.AbstractEventLoop | None, "asyncio.Future[Any] | None", Call, bool]
 # A finished call: its future, and its result or the exception it raised.
 _Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
-# Posted calls that ran back to back, each as (function, arguments).
-Posted = list[tuple[Callable[..., object], tuple[Any, ...]]]
-
-
-def run_each(calls: Posted) -> None:
-    """Run posted calls one by one, logging (not raising) what fails: the default for posted calls."""
-    for fn, args in calls:
-        try:
-            fn(*args)
-        except Exception:
-            log.exception("a queued database write failed")
+def run_each(calls: list[Call]) -> list[Outcome]:
+    """Run units one by one: the default ``run_group``, for units that share nothing."""
+    return [outcome_of(fn, args) for fn, args in calls]
 
 
 class DatabaseThread:
     """One thread that runs submitted functions in the order they were submitted.
 
-    Posted calls that come next to each other in that order go together to ``run_posted`` (by
-    default :func:`run_each`), which may run them as one unit, such as one transaction.
+    Units (:meth:`unit`, :meth:`post`) that come next to each other in that order go together to
+    ``run_group`` (by default :func:`run_each`), which may run them as one unit of its own, such as
+    one transaction, and returns one :data:`Outcome` per unit, in order.
     """
 
-    def __init__(self, name: str, *, run_posted: Callable[[Posted], None] = run_each) -> None:
-        self.run_posted = run_posted
+    def __init__(self, name: str, *, run_group: Callable[[list[Call]], list[Outcome]] = run_each) -> None:
+        self.run_group = run_group
         self._jobs: queue.SimpleQueue[list[_Job] | None] = queue.SimpleQueue()
         # Calls queued during this pass of the event loop, not yet handed to the thread.
         self._pending: list[_Job] = []
@@ -62,23 +69,31 @@ class DatabaseThread:
         self._thread.start()
 
     def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        """Queue ``fn(*args)``; the future resolves on the calling loop. Cancelling the future
-        does not stop the call: once queued, it runs."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        self._queue(loop, (loop, future, fn, args))
-        return future
+        """Queue ``fn(*args)`` to run alone; the future resolves on the calling loop. Cancelling
+        the future does not stop the call: once queued, it runs."""
+        return self._submit(fn, args, unit=False)
+
+    def unit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Queue ``fn(*args)`` as a unit: like :meth:`submit`, but it may run in a group with the
+        units queued next to it (see ``run_group``)."""
+        return self._submit(fn, args, unit=True)
 
     def post(self, fn: Callable[..., object], *args: Any) -> None:
-        """Queue ``fn(*args)`` with nobody waiting for it: it runs after everything queued before
+        """Queue ``fn(*args)`` as a unit nobody waits for: it runs after everything queued before
         it and before everything queued after it; if it raises, the error is logged."""
-        self._queue(asyncio.get_running_loop(), (None, None, fn, args))
+        self._queue(asyncio.get_running_loop(), (None, None, (fn, args), True))
 
     def stop(self) -> None:
         """Let the thread end once the calls queued so far have run; later calls are refused."""
         self._stopped = True
         self._hand_over()
         self._jobs.put(None)
+
+    def _submit(self, fn: Callable[..., T], args: tuple[Any, ...], *, unit: bool) -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._queue(loop, (loop, future, (fn, args), unit))
+        return future
 
     def _queue(self, loop: asyncio.AbstractEventLoop, job: _Job) -> None:
         self._refuse_if_stopped()
@@ -105,22 +120,18 @@ class DatabaseThread:
                 except queue.Empty:
                     break
             done: dict[asyncio.AbstractEventLoop, list[_Done]] = {}
-            posted: Posted = []
+            group: list[_Job] = []
             for jobs in batches:
-                for loop, future, fn, args in jobs or ():
-                    if loop is None or future is None:
-                        posted.append((fn, args))
+                for job in jobs or ():
+                    if job[3]:
+                        group.append(job)
                         continue
-                    if posted:
-                        self._run_posted(posted)
-                        posted = []
-                    try:
-                        outcome: _Done = (future, fn(*args), None)
-                    except BaseException as exc:  # handed to the caller, whatever it is
-                        outcome = (future, None, exc)
-                    done.setdefault(loop, []).append(outcome)
-            if posted:
-                self._run_posted(posted)
+                    if group:
+                        self._run_group(group, done)
+                        group = []
+                    self._run_alone(job, done)
+            if group:
+                self._run_group(group, done)
             for loop, outcomes in done.items():
                 try:
                     loop.call_soon_threadsafe(_settle, outcomes)
@@ -129,11 +140,36 @@ class DatabaseThread:
             if None in batches:
                 return
 
-    def _run_posted(self, calls: Posted) -> None:
+    def _run_alone(self, job: _Job, done: dict[asyncio.AbstractEventLoop, list[_Done]]) -> None:
+        fn, args = job[2]
+        _hand_back(job, outcome_of(fn, args), done)
+
+    def _run_group(self, group: list[_Job], done: dict[asyncio.AbstractEventLoop, list[_Done]]) -> None:
         try:
-            self.run_posted(calls)
-        except Exception:
-            log.exception("queued database writes failed")
+            outcomes = self.run_group([job[2] for job in group])
+        except BaseException as exc:  # a fault of run_group itself: every unit of the group reports it
+            log.exception("a group of database calls failed")
+            outcomes = [(None, exc)] * len(group)
+        for job, outcome in zip(group, outcomes, strict=True):
+            _hand_back(job, outcome, done)
+
+
+def outcome_of(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
+    """``fn(*args)``'s result, or the exception it raised, whatever it is (the caller gets it)."""
+    try:
+        return fn(*args), None
+    except BaseException as exc:
+        return None, exc
+
+
+def _hand_back(job: _Job, outcome: Outcome, done: dict[asyncio.AbstractEventLoop, list[_Done]]) -> None:
+    loop, future, _, _ = job
+    result, error = outcome
+    if loop is None or future is None:  # posted: nobody to hand the error to
+        if error is not None:
+            log.error("a queued database write failed", exc_info=error)
+        return
+    done.setdefault(loop, []).append((future, result, error))
 
 
 def _settle(outcomes: list[_Done]) -> None:

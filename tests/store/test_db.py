@@ -1,16 +1,20 @@
-"""The shared database: statements from many tasks run side by side, never inside another task's transaction."""
+"""The shared database: statements from many tasks run side by side, never inside another task's transaction, and
+atomic units that reach the database thread together share one commit without sharing their failures."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
 from bot.db import Database
+from bot.db_outage import is_transient
+from tests.helpers import WriteLock
 
 
 @pytest.fixture
@@ -157,3 +161,157 @@ async def test_a_closed_database_refuses_statements_instead_of_hanging(tmp_path:
     await database.close()
     with pytest.raises(RuntimeError, match="closed"):
         await database.execute("SELECT 1")
+
+
+# Group commit: atomic units that reach the database thread together share one transaction.
+
+
+def on_disk(db: Database) -> list[str]:
+    """The notes another process reading the file sees: only what is committed."""
+    other = sqlite3.connect(db.path)
+    try:
+        return [row[0] for row in other.execute("SELECT text FROM notes ORDER BY rowid")]
+    finally:
+        other.close()
+
+
+def insert_then_fail(text: str, error: BaseException) -> Callable[[sqlite3.Connection], object]:
+    def unit(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO notes VALUES (?)", (text,))
+        raise error
+
+    return unit
+
+
+async def test_units_queued_together_share_one_commit_and_a_failing_one_is_rolled_back_alone(db: Database) -> None:
+    statements: list[str] = []
+    await db.run(lambda conn: conn.set_trace_callback(statements.append))
+    statements.clear()
+    units = [insert("a"), insert("b"), insert_then_fail("half", ValueError("this unit fails")), insert("c")]
+    # Started in one pass of the event loop, as many conversations' writes are.
+    outcomes = await asyncio.gather(*(db.run(unit) for unit in units), return_exceptions=True)
+
+    assert [type(outcome) for outcome in outcomes] == [sqlite3.Cursor, sqlite3.Cursor, ValueError, sqlite3.Cursor]
+    assert str(outcomes[2]) == "this unit fails"
+    assert on_disk(db) == ["a", "b", "c"]
+    assert statements.count("COMMIT") == 1
+
+
+async def test_a_unit_that_fills_the_disk_fails_alone_and_the_rest_of_its_group_is_still_written(db: Database) -> None:
+    await db.execute("INSERT INTO notes VALUES ('before')")
+    # The disk is full: SQLite may not grow the file by a page, and a long note needs several.
+    [(pages,)] = await db.fetchall("PRAGMA page_count")
+    await db.fetchall(f"PRAGMA max_page_count = {pages}")
+    units = [insert("a"), insert("long " * 20_000), insert("b"), insert("c")]
+    outcomes = await asyncio.gather(*(db.run(unit) for unit in units), return_exceptions=True)
+
+    full = outcomes[1]
+    assert isinstance(full, sqlite3.OperationalError) and "full" in str(full)
+    assert is_transient(full)  # what the workers ride out
+    assert not any(isinstance(outcome, BaseException) for outcome in outcomes[:1] + outcomes[2:])
+    assert on_disk(db) == ["before", "a", "b", "c"]
+
+
+async def test_when_the_groups_commit_fails_each_unit_runs_again_alone_and_only_the_faulty_one_fails(
+    db: Database,
+) -> None:
+    await db.execute("CREATE TABLE parents (id INTEGER PRIMARY KEY)")
+    await db.execute("CREATE TABLE children (parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)")
+    # A deferred constraint is checked at COMMIT: the one shared by the group fails for all of them.
+    units = [insert("a"), lambda conn: conn.execute("INSERT INTO children VALUES (7)"), insert("b")]
+    outcomes = await asyncio.gather(*(db.run(unit) for unit in units), return_exceptions=True)
+
+    assert isinstance(outcomes[1], sqlite3.IntegrityError)
+    assert not isinstance(outcomes[0], BaseException) and not isinstance(outcomes[2], BaseException)
+    assert on_disk(db) == ["a", "b"]
+    assert await db.fetchall("SELECT * FROM children") == []
+
+
+async def test_no_caller_hears_back_before_the_commit_of_its_group(db: Database) -> None:
+    ticks = 0
+
+    async def tick() -> None:  # counts passes of the event loop while the database thread works
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    def slow(conn: sqlite3.Connection) -> None:
+        # Runs after the first unit in the same group, and gives the event loop time to hand
+        # that unit's result back if it were ever handed back early.
+        start, deadline = ticks, time.monotonic() + 5
+        while ticks < start + 50 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        conn.execute("INSERT INTO notes VALUES ('slow')")
+
+    async def first() -> list[str]:
+        await db.run(insert("first"))
+        return on_disk(db)  # at once, before anything else runs on the loop
+
+    ticker = asyncio.create_task(tick())
+    try:
+        seen, _ = await asyncio.gather(first(), db.run(slow))
+    finally:
+        ticker.cancel()
+    assert seen == ["first", "slow"]
+    assert ticks > 50  # the loop did run meanwhile
+
+
+async def test_another_process_holding_the_lock_fails_every_write_of_the_group_as_each_alone_would(
+    db: Database,
+) -> None:
+    await db.execute("INSERT INTO notes VALUES ('before')")
+    await db.fetchall("PRAGMA busy_timeout = 20")  # the 5 s default, scaled down
+    lock = WriteLock(db.path)
+    try:
+        outcomes = await asyncio.gather(
+            db.run(insert("a")),
+            db.fetchall("SELECT text FROM notes"),
+            db.execute("INSERT INTO notes VALUES ('b')"),
+            return_exceptions=True,
+        )
+    finally:
+        lock.release()
+    for failed in (outcomes[0], outcomes[2]):
+        assert isinstance(failed, sqlite3.OperationalError) and "locked" in str(failed) and is_transient(failed)
+    assert [row["text"] for row in outcomes[1]] == ["before"]  # a read takes no lock (WAL)
+    assert outcomes[0] is not outcomes[2]  # each caller its own error, with its own traceback
+    await db.execute("INSERT INTO notes VALUES ('after')")
+    assert on_disk(db) == ["before", "after"]
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["commits", "rolls back"])
+async def test_a_transaction_is_never_merged_with_the_units_queued_around_it(db: Database, fails: bool) -> None:
+    inside = asyncio.Event()
+    release = asyncio.Event()
+    seen_meanwhile: list[str] = []
+
+    async def transaction() -> None:
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES ('tx 1')")
+            inside.set()
+            await release.wait()
+            await tx.execute("INSERT INTO notes VALUES ('tx 2')")
+            if fails:
+                raise RuntimeError("the transaction fails")
+
+    async def later() -> None:
+        await inside.wait()
+        # Queued while the transaction is open: they wait for it, then commit on their own.
+        units = asyncio.gather(db.run(insert("after 1")), db.execute("INSERT INTO notes VALUES ('after 2')"))
+        seen_meanwhile.extend(on_disk(db))
+        release.set()
+        await units
+
+    # Queued in one pass of the event loop, the first two just before the transaction's BEGIN.
+    outcomes = await asyncio.gather(
+        db.run(insert("before 1")),
+        db.execute("INSERT INTO notes VALUES ('before 2')"),
+        transaction(),
+        later(),
+        return_exceptions=True,
+    )
+    assert [isinstance(outcome, RuntimeError) for outcome in outcomes] == [False, False, fails, False]
+    assert seen_meanwhile == ["before 1", "before 2"]  # committed before the BEGIN; the transaction's rows not yet
+    transaction_rows = [] if fails else ["tx 1", "tx 2"]
+    assert on_disk(db) == ["before 1", "before 2", *transaction_rows, "after 1", "after 2"]
