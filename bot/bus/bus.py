@@ -252,13 +252,14 @@ class Bus:
         return [dict(row) for row in rows]
 
     @contextmanager
-    def listen(self, topic: str | None = None) -> Iterator[asyncio.Event]:
-        """An event set whenever ``topic`` (any topic for None) changes in this process.
+    def listen(self, topic: str | None = None, event: asyncio.Event | None = None) -> Iterator[asyncio.Event]:
+        """An event set whenever ``topic`` (any topic for None) changes in this process: ``event``,
+        for a waiter that other things wake too, else a new one.
 
         Register before checking the bus, then wait on the event: a change between the check and
         the wait still wakes the waiter.
         """
-        event = asyncio.Event()
+        event = asyncio.Event() if event is None else event
         self._listeners[topic].add(event)
         try:
             yield event

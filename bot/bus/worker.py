@@ -17,6 +17,7 @@ error in the bookkeeping ends :meth:`Worker.run` with that error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -103,11 +104,11 @@ class Worker:
             self._finished.set()
 
     async def _run(self, burst: bool) -> None:
-        with self.bus.listen(self.topic) as published:
+        # A publish on the topic wakes the loop as a finished handler or stop() does.
+        with self.bus.listen(self.topic, self._wake):
             while not self._stopping:
                 await self._raise_if_broken()
                 self._wake.clear()
-                published.clear()
                 free = self.concurrency - len(self._tasks)
                 claimed: list[Delivery] = []
                 due_in: float | None = None
@@ -129,7 +130,7 @@ class Worker:
                 if not self._tasks and self._nothing_left(burst, due_in):
                     break
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)
-                await _first(published.wait(), self._wake.wait(), timeout=max(timeout, 0.001))
+                await self._sleep(max(timeout, 0.001))
         await self._wait_in_flight()
         await self._raise_if_broken()
 
@@ -142,10 +143,17 @@ class Worker:
             if not is_transient(exc):
                 raise
             pause = self._outage.failed(exc, "claiming messages, which stay queued")
-            await _first(self._wake.wait(), timeout=pause)  # stop() or a finished handler cuts it short
+            await self._sleep(pause)  # stop() or a finished handler cuts it short
             return None
         self._outage.recovered()
         return polled
+
+    async def _sleep(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for a wake-up (a publish on the topic, a finished handler,
+        :meth:`stop`, :meth:`drain`). One event and a timer: no task per pass of the loop."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
 
     async def stop(self, grace: float = 10.0) -> None:
         """Claim nothing more; give in-flight handlers ``grace`` seconds, then release their messages."""
@@ -278,13 +286,3 @@ class Worker:
 
 def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-
-
-async def _first(*waits: Awaitable[object], timeout: float) -> None:
-    """Wait until any of ``waits`` finishes or ``timeout`` passes."""
-    tasks = [asyncio.ensure_future(w) for w in waits]
-    try:
-        await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
