@@ -14,7 +14,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from bot.clock import day_bounds
-from bot.db import Database, now_iso, to_iso
+from bot.db import Database, Row, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.usage import CallUsage, UsageRow
 
@@ -57,7 +57,7 @@ class Store:
         self._db = db
         # Stored turns never change, and every message re-reads its conversation's recent ones:
         # each is decoded from JSON once, then kept (the most recently read few thousand).
-        self._decoded: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
+        self._decoded: OrderedDict[int, Turn] = OrderedDict()
 
     # History
 
@@ -97,18 +97,19 @@ class Store:
             """,
             {"c": conversation, "n": max_turns},
         )
-        return [Turn(self._messages(row["id"], row["messages"]), row["tokens"], row["id"]) for row in reversed(rows)]
+        return [self._turn(row) for row in reversed(rows)]
 
-    def _messages(self, turn_id: int, stored: str) -> list[dict[str, Any]]:
-        """The decoded messages of a stored turn, shared between reads: callers must not change them."""
-        messages = self._decoded.get(turn_id)
-        if messages is None:
-            messages = self._decoded[turn_id] = json.loads(stored)
+    def _turn(self, row: Row) -> Turn:
+        """A stored turn, decoded once and shared between reads: callers must not change its messages."""
+        turn_id = row["id"]
+        turn = self._decoded.get(turn_id)
+        if turn is None:
+            turn = self._decoded[turn_id] = Turn(json.loads(row["messages"]), row["tokens"], turn_id)
             if len(self._decoded) > _DECODED_TURNS:
                 self._decoded.popitem(last=False)
         else:
             self._decoded.move_to_end(turn_id)
-        return messages
+        return turn
 
     async def reset_history(self, conversation: str) -> None:
         """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""
