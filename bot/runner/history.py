@@ -89,7 +89,12 @@ def compact(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     """A cheap estimate of what ``messages`` cost in input tokens."""
-    return len(json.dumps(messages, ensure_ascii=False)) // CHARS_PER_TOKEN + 1
+    return estimate_json_tokens(json.dumps(messages, ensure_ascii=False))
+
+
+def estimate_json_tokens(text: str) -> int:
+    """:func:`estimate_tokens` of messages already encoded as JSON (without ASCII escapes)."""
+    return len(text) // CHARS_PER_TOKEN + 1
 
 
 def _compact_message(message: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from bot.db import Database, Row, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["CallUsage", "RunEnding", "Store", "Turn", "UsageRow"]
+__all__ = ["CallUsage", "RunEnding", "Store", "Turn", "UsageRow", "encode_turn"]
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,13 @@ class RunEnding:
     final_text: str | None
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+# Built once: json.dumps with options builds a new encoder on every call, and a turn encodes a dozen values.
+_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def encode_turn(messages: list[dict[str, Any]]) -> str:
+    """A turn's messages as :meth:`Store.append_turn_in` stores them (JSON text)."""
+    return _json(messages)
 
 
 class Store:
@@ -67,16 +72,18 @@ class Store:
         """Append one turn (the user's message and everything after it) with its estimated token
         cost; once per inbound message. Returns False when the turn was already there (a re-run
         after a crash)."""
-        return await self._db.run(lambda conn: self.append_turn_in(conn, conversation, inbound_id, messages, tokens))
+        encoded = encode_turn(messages)
+        return await self._db.run(lambda conn: self.append_turn_in(conn, conversation, inbound_id, encoded, tokens))
 
     def append_turn_in(
-        self, conn: sqlite3.Connection, conversation: str, inbound_id: str, messages: list[dict[str, Any]], tokens: int
+        self, conn: sqlite3.Connection, conversation: str, inbound_id: str, encoded: str, tokens: int
     ) -> bool:
-        """:meth:`append_turn` as part of a unit of work on the database thread (``Database.run``)."""
+        """:meth:`append_turn` as part of a unit of work on the database thread (``Database.run``), with
+        the messages already encoded by :func:`encode_turn`, so the unit is only the write."""
         cursor = conn.execute(
             "INSERT INTO turns (conversation, inbound_id, messages, tokens, created_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (conversation, inbound_id) DO NOTHING",
-            (conversation, inbound_id, _json(messages), tokens, now_iso()),
+            (conversation, inbound_id, encoded, tokens, now_iso()),
         )
         return cursor.rowcount > 0
 
