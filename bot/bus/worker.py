@@ -154,6 +154,9 @@ class Worker:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 await self._wake.wait()
+        # One pass of the event loop before the next poll: a handler's ack wakes the worker, and so
+        # does its task ending right after, and one poll serves both (and other handlers ending now).
+        await asyncio.sleep(0)
 
     async def stop(self, grace: float = 10.0) -> None:
         """Claim nothing more; give in-flight handlers ``grace`` seconds, then release their messages."""
