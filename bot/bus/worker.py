@@ -84,6 +84,8 @@ class Worker:
         self.poll_interval = poll_interval
         self.owner = f"{name}@{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self._tasks: set[asyncio.Task[None]] = set()
+        # The messages whose handlers are running, for the heartbeat to renew their leases.
+        self._leased: set[int] = set()
         self._wake = asyncio.Event()
         self._stopping = False
         # Set by drain(): the loop time after which nothing that is not yet due is waited for.
@@ -104,6 +106,14 @@ class Worker:
             self._finished.set()
 
     async def _run(self, burst: bool) -> None:
+        heartbeat = asyncio.create_task(self._heartbeat())
+        heartbeat.add_done_callback(self._note_failure)
+        try:
+            await self._work(burst)
+        finally:
+            heartbeat.cancel()
+
+    async def _work(self, burst: bool) -> None:
         # A publish on the topic wakes the loop as a finished handler or stop() does.
         with self.bus.listen(self.topic, self._wake):
             while not self._stopping:
@@ -214,8 +224,7 @@ class Worker:
                 delivery, LeaseExpired(f"its worker stopped {delivery.attempts - 1} times while handling it")
             )
             return
-        heartbeat = asyncio.create_task(self._heartbeat(delivery.id))
-        heartbeat.add_done_callback(self._note_failure)
+        self._leased.add(delivery.id)
         try:
             acked = await self.handler(delivery)
         except asyncio.CancelledError:
@@ -233,7 +242,7 @@ class Worker:
             if acked is not ACKED:
                 await self._settle(delivery, self.bus.ack(delivery.id))
         finally:
-            heartbeat.cancel()
+            self._leased.discard(delivery.id)
 
     async def _retry(self, delivery: Delivery, error: BaseException, delay: float | None) -> None:
         if delivery.attempts >= self.max_attempts:
@@ -270,21 +279,24 @@ class Worker:
         else:
             self._outage.recovered()
 
-    async def _heartbeat(self, message_id: int) -> None:
+    async def _heartbeat(self) -> None:
+        """Renew the lease of every message whose handler is running, every third of a lease: one
+        task for the worker, not one per message (most handlers finish long before a renewal)."""
         every = self.lease / 3
         pause = every
         while True:
             await asyncio.sleep(pause)
-            try:
-                await self.bus.extend(message_id, self.lease)
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise
-                # Sooner than usual, so the lease is renewed before it runs out if the database comes back.
-                pause = min(every, self._outage.failed(exc, f"renewing the lease of {self.topic}#{message_id}"))
-            else:
+            pause = every
+            for message_id in list(self._leased):
+                try:
+                    await self.bus.extend(message_id, self.lease)
+                except Exception as exc:
+                    if not is_transient(exc):
+                        raise
+                    # Sooner than usual, so the leases are renewed before they run out if the database comes back.
+                    pause = min(every, self._outage.failed(exc, f"renewing the lease of {self.topic}#{message_id}"))
+                    break  # the database is unusable: the other leases wait for the next try too
                 self._outage.recovered()
-                pause = every
 
 
 def _describe(error: BaseException) -> str:
