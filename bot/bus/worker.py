@@ -153,7 +153,7 @@ class Worker:
             if not is_transient(exc):
                 raise
             pause = self._outage.failed(exc, "claiming messages, which stay queued")
-            await self._sleep(pause)  # stop() or a finished handler cuts it short
+            await self._sleep(pause)  # a wake-up (stop(), a finished handler, a publish) cuts it short
             return None
         self._outage.recovered()
         return polled
