@@ -18,7 +18,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -47,6 +47,12 @@ class Publication:
     conversation: str
     dedupe_key: str | None = None
     delay: float = 0.0
+    # The message as stored, encoded where the publication is made, so that publishing it on the
+    # database thread (:meth:`Bus.publish_in`) is only the write.
+    payload: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "payload", self.message.model_dump_json())
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,7 @@ class Bus:
                 publication.topic,
                 publication.conversation,
                 publication.dedupe_key,
-                publication.message.model_dump_json(),
+                publication.payload,
                 self._clock() + publication.delay,
                 now,
                 now,
@@ -252,13 +258,14 @@ class Bus:
         return [dict(row) for row in rows]
 
     @contextmanager
-    def listen(self, topic: str | None = None) -> Iterator[asyncio.Event]:
-        """An event set whenever ``topic`` (any topic for None) changes in this process.
+    def listen(self, topic: str | None = None, event: asyncio.Event | None = None) -> Iterator[asyncio.Event]:
+        """An event set whenever ``topic`` (any topic for None) changes in this process: ``event``,
+        for a waiter that other things wake too, else a new one.
 
         Register before checking the bus, then wait on the event: a change between the check and
         the wait still wakes the waiter.
         """
-        event = asyncio.Event()
+        event = asyncio.Event() if event is None else event
         self._listeners[topic].add(event)
         try:
             yield event

@@ -17,6 +17,7 @@ error in the bookkeeping ends :meth:`Worker.run` with that error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -83,6 +84,8 @@ class Worker:
         self.poll_interval = poll_interval
         self.owner = f"{name}@{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self._tasks: set[asyncio.Task[None]] = set()
+        # The messages whose handlers are running, for the heartbeat to renew their leases.
+        self._leased: set[int] = set()
         self._wake = asyncio.Event()
         self._stopping = False
         # Set by drain(): the loop time after which nothing that is not yet due is waited for.
@@ -103,11 +106,19 @@ class Worker:
             self._finished.set()
 
     async def _run(self, burst: bool) -> None:
-        with self.bus.listen(self.topic) as published:
+        heartbeat = asyncio.create_task(self._heartbeat())
+        heartbeat.add_done_callback(self._note_failure)
+        try:
+            await self._work(burst)
+        finally:
+            heartbeat.cancel()
+
+    async def _work(self, burst: bool) -> None:
+        # A publish on the topic wakes the loop as a finished handler or stop() does.
+        with self.bus.listen(self.topic, self._wake):
             while not self._stopping:
                 await self._raise_if_broken()
                 self._wake.clear()
-                published.clear()
                 free = self.concurrency - len(self._tasks)
                 claimed: list[Delivery] = []
                 due_in: float | None = None
@@ -129,7 +140,7 @@ class Worker:
                 if not self._tasks and self._nothing_left(burst, due_in):
                     break
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)
-                await _first(published.wait(), self._wake.wait(), timeout=max(timeout, 0.001))
+                await self._sleep(max(timeout, 0.001))
         await self._wait_in_flight()
         await self._raise_if_broken()
 
@@ -142,10 +153,20 @@ class Worker:
             if not is_transient(exc):
                 raise
             pause = self._outage.failed(exc, "claiming messages, which stay queued")
-            await _first(self._wake.wait(), timeout=pause)  # stop() or a finished handler cuts it short
+            await self._sleep(pause)  # a wake-up (stop(), a finished handler, a publish) cuts it short
             return None
         self._outage.recovered()
         return polled
+
+    async def _sleep(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for a wake-up (a publish on the topic, a finished handler,
+        :meth:`stop`, :meth:`drain`). One event and a timer: no task per pass of the loop."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
+        # One pass of the event loop before the next poll: a handler's ack wakes the worker, and so
+        # does its task ending right after, and one poll serves both (and other handlers ending now).
+        await asyncio.sleep(0)
 
     async def stop(self, grace: float = 10.0) -> None:
         """Claim nothing more; give in-flight handlers ``grace`` seconds, then release their messages."""
@@ -203,8 +224,7 @@ class Worker:
                 delivery, LeaseExpired(f"its worker stopped {delivery.attempts - 1} times while handling it")
             )
             return
-        heartbeat = asyncio.create_task(self._heartbeat(delivery.id))
-        heartbeat.add_done_callback(self._note_failure)
+        self._leased.add(delivery.id)
         try:
             acked = await self.handler(delivery)
         except asyncio.CancelledError:
@@ -222,7 +242,7 @@ class Worker:
             if acked is not ACKED:
                 await self._settle(delivery, self.bus.ack(delivery.id))
         finally:
-            heartbeat.cancel()
+            self._leased.discard(delivery.id)
 
     async def _retry(self, delivery: Delivery, error: BaseException, delay: float | None) -> None:
         if delivery.attempts >= self.max_attempts:
@@ -259,32 +279,25 @@ class Worker:
         else:
             self._outage.recovered()
 
-    async def _heartbeat(self, message_id: int) -> None:
+    async def _heartbeat(self) -> None:
+        """Renew the lease of every message whose handler is running, every third of a lease: one
+        task for the worker, not one per message (most handlers finish long before a renewal)."""
         every = self.lease / 3
         pause = every
         while True:
             await asyncio.sleep(pause)
-            try:
-                await self.bus.extend(message_id, self.lease)
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise
-                # Sooner than usual, so the lease is renewed before it runs out if the database comes back.
-                pause = min(every, self._outage.failed(exc, f"renewing the lease of {self.topic}#{message_id}"))
-            else:
+            pause = every
+            for message_id in list(self._leased):
+                try:
+                    await self.bus.extend(message_id, self.lease)
+                except Exception as exc:
+                    if not is_transient(exc):
+                        raise
+                    # Sooner than usual, so the leases are renewed before they run out if the database comes back.
+                    pause = min(every, self._outage.failed(exc, f"renewing the lease of {self.topic}#{message_id}"))
+                    break  # the database is unusable: the other leases wait for the next try too
                 self._outage.recovered()
-                pause = every
 
 
 def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-
-
-async def _first(*waits: Awaitable[object], timeout: float) -> None:
-    """Wait until any of ``waits`` finishes or ``timeout`` passes."""
-    tasks = [asyncio.ensure_future(w) for w in waits]
-    try:
-        await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()

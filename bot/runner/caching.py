@@ -30,7 +30,10 @@ def with_breakpoints(messages: list[dict[str, Any]], previous_end: int) -> list[
     marks = {previous_end} - {-1}
     if not isinstance(messages[-1]["content"], str):
         marks.add(len(messages) - 1)
-    return [_marked(message) if i in marks else message for i, message in enumerate(messages)]
+    marked = list(messages)
+    for i in marks:
+        marked[i] = _marked(messages[i])
+    return marked
 
 
 def _marked(message: dict[str, Any]) -> dict[str, Any]:

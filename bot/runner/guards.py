@@ -10,6 +10,9 @@ REPEAT_LIMIT = 3
 REPEAT_WINDOW = 10
 TRUNCATE_KEEP_WORDS = 500
 
+# Built once (json.dumps with options builds a new encoder on every call).
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
 
 class CallGuard:
     """Counts a run's tool calls and says when the run must stop.
@@ -27,7 +30,7 @@ class CallGuard:
         """Count one call; return why the run must stop before it, or None to go ahead."""
         if self.calls >= self.max_calls:
             return f"the run reached its limit of {self.max_calls} tool calls"
-        key = name + ":" + json.dumps(tool_input, sort_keys=True, separators=(",", ":"), default=str)
+        key = name + ":" + _canonical(tool_input)
         self._recent.append(key)
         if self._recent.count(key) >= REPEAT_LIMIT:
             return f"{name} was called with the same input {REPEAT_LIMIT} times within {REPEAT_WINDOW} calls"

@@ -22,12 +22,12 @@ from bot.runner.budget import DailyBudget
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.drafting import ReplyDraft
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
-from bot.runner.history import compact, estimate_tokens, fit
+from bot.runner.history import compact, estimate_json_tokens, estimate_tokens, fit
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient, Usage
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import CallUsage, RunEnding, Store
+from bot.store import CallUsage, RunEnding, Store, encode_turn
 from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
 from bot.transcribe import VoiceNotes
 
@@ -248,7 +248,8 @@ class TurnHandler:
     async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
         # Prepared here, so the unit of work on the database thread is only the writes.
         kept = compact(result.messages)
-        tokens = estimate_tokens(kept)
+        stored = encode_turn(kept)  # encoded once: for the estimate and for the row
+        tokens = estimate_json_tokens(stored)
         replies = []
         # A run that never called send_message still answers, with its final text.
         if context.sent == 0 and result.final_text.strip():
@@ -260,7 +261,7 @@ class TurnHandler:
         def finish(conn: sqlite3.Connection) -> tuple[list[str], str | None]:
             published = [r.topic for r in replies if not self._bus.publish_in(conn, r).duplicate]
             if kept:  # commands leave the conversation's history alone
-                self._store.append_turn_in(conn, context.conversation, context.inbound_id, kept, tokens)
+                self._store.append_turn_in(conn, context.conversation, context.inbound_id, stored, tokens)
             self._store.finish_run_in(conn, context.run_id, ending)
             return published, self._bus.ack_in(conn, delivery.id)
 

@@ -16,6 +16,7 @@ lower one arrives: the start holds for several messages at a time, with no state
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import OrderedDict
@@ -66,6 +67,7 @@ def _closed_turn(turn: Turn) -> list[dict[str, Any]]:
     return messages
 
 
+@functools.lru_cache(maxsize=_CLOSED_KEPT)  # a pure function of the id, asked of the same turns message after message
 def _rank(turn_id: int) -> bytes:
     return hashlib.blake2b(turn_id.to_bytes(8, "little"), digest_size=8).digest()
 
@@ -87,7 +89,12 @@ def compact(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     """A cheap estimate of what ``messages`` cost in input tokens."""
-    return len(json.dumps(messages, ensure_ascii=False)) // CHARS_PER_TOKEN + 1
+    return estimate_json_tokens(json.dumps(messages, ensure_ascii=False))
+
+
+def estimate_json_tokens(text: str) -> int:
+    """:func:`estimate_tokens` of messages already encoded as JSON (without ASCII escapes)."""
+    return len(text) // CHARS_PER_TOKEN + 1
 
 
 def _compact_message(message: dict[str, Any]) -> dict[str, Any]:

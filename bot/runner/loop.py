@@ -18,6 +18,9 @@ from bot.tools import Dispatcher, ToolContext, ToolOutcome, failure
 
 log = logging.getLogger(__name__)
 
+# Built once (json.dumps with options builds a new encoder on every call).
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
 
 class StepRecorder(Protocol):
     """Where the loop writes its audit trail, one step per model call or tool call."""
@@ -212,7 +215,7 @@ async def _call_tool(
 
 
 def _tool_result(tool_use_id: str, result: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
-    content = truncate_middle(json.dumps(result, ensure_ascii=False))
+    content = truncate_middle(_encode(result))
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True

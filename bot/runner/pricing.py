@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
@@ -61,9 +62,10 @@ class PriceTable:
         """True when ``model`` has a price of its own."""
         return self.find(model) is not None
 
-    @property
+    @cached_property
     def highest(self) -> Price:
-        """The highest price of each kind: what an unknown model is counted at."""
+        """The highest price of each kind: what an unknown model is counted at (worked out once: a
+        table is built whole by :func:`load_prices` and never changed)."""
         values = list(self.prices.values())
         return Price(
             input=max((p.input for p in values), default=0.0),

@@ -24,6 +24,9 @@ REPEAT = 3  # the same tool failing, or the same result, this many times in a ro
 SIGNATURE_BUDGET = 3  # attempts per error signature before the run escalates
 MAX_ESCALATIONS = 2  # escalations in one run before it ends
 
+# Results compared canonically; built once (json.dumps with options builds a new encoder on every call).
+_canonical = json.JSONEncoder(sort_keys=True, default=str).encode
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -94,7 +97,7 @@ class RunWatch:
     def after_tool(self, tool: str, result: dict[str, Any], is_error: bool) -> Verdict:
         """Judge the call just made and look for patterns in the run so far."""
         error_type = str(result.get("error_type")) if is_error else None
-        self._calls.append(_Call(tool, json.dumps(result, sort_keys=True, default=str), is_error, error_type))
+        self._calls.append(_Call(tool, _canonical(result), is_error, error_type))
         verdict = Verdict()
         if is_error and error_type is not None:
             self._judge(tool, error_type, bool(result.get("retryable")), verdict)

@@ -14,11 +14,11 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from bot.clock import day_bounds
-from bot.db import Database, now_iso, to_iso
+from bot.db import Database, Row, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["CallUsage", "RunEnding", "Store", "Turn", "UsageRow"]
+__all__ = ["CallUsage", "RunEnding", "Store", "Turn", "UsageRow", "encode_turn"]
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,13 @@ class RunEnding:
     final_text: str | None
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+# Built once: json.dumps with options builds a new encoder on every call, and a turn encodes a dozen values.
+_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def encode_turn(messages: list[dict[str, Any]]) -> str:
+    """A turn's messages as :meth:`Store.append_turn_in` stores them (JSON text)."""
+    return _json(messages)
 
 
 class Store:
@@ -57,7 +62,7 @@ class Store:
         self._db = db
         # Stored turns never change, and every message re-reads its conversation's recent ones:
         # each is decoded from JSON once, then kept (the most recently read few thousand).
-        self._decoded: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
+        self._decoded: OrderedDict[int, Turn] = OrderedDict()
 
     # History
 
@@ -67,16 +72,18 @@ class Store:
         """Append one turn (the user's message and everything after it) with its estimated token
         cost; once per inbound message. Returns False when the turn was already there (a re-run
         after a crash)."""
-        return await self._db.run(lambda conn: self.append_turn_in(conn, conversation, inbound_id, messages, tokens))
+        encoded = encode_turn(messages)
+        return await self._db.run(lambda conn: self.append_turn_in(conn, conversation, inbound_id, encoded, tokens))
 
     def append_turn_in(
-        self, conn: sqlite3.Connection, conversation: str, inbound_id: str, messages: list[dict[str, Any]], tokens: int
+        self, conn: sqlite3.Connection, conversation: str, inbound_id: str, encoded: str, tokens: int
     ) -> bool:
-        """:meth:`append_turn` as part of a unit of work on the database thread (``Database.run``)."""
+        """:meth:`append_turn` as part of a unit of work on the database thread (``Database.run``), with
+        the messages already encoded by :func:`encode_turn`, so the unit is only the write."""
         cursor = conn.execute(
             "INSERT INTO turns (conversation, inbound_id, messages, tokens, created_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (conversation, inbound_id) DO NOTHING",
-            (conversation, inbound_id, _json(messages), tokens, now_iso()),
+            (conversation, inbound_id, encoded, tokens, now_iso()),
         )
         return cursor.rowcount > 0
 
@@ -97,18 +104,19 @@ class Store:
             """,
             {"c": conversation, "n": max_turns},
         )
-        return [Turn(self._messages(row["id"], row["messages"]), row["tokens"], row["id"]) for row in reversed(rows)]
+        return [self._turn(row) for row in reversed(rows)]
 
-    def _messages(self, turn_id: int, stored: str) -> list[dict[str, Any]]:
-        """The decoded messages of a stored turn, shared between reads: callers must not change them."""
-        messages = self._decoded.get(turn_id)
-        if messages is None:
-            messages = self._decoded[turn_id] = json.loads(stored)
+    def _turn(self, row: Row) -> Turn:
+        """A stored turn, decoded once and shared between reads: callers must not change its messages."""
+        turn_id = row["id"]
+        turn = self._decoded.get(turn_id)
+        if turn is None:
+            turn = self._decoded[turn_id] = Turn(json.loads(row["messages"]), row["tokens"], turn_id)
             if len(self._decoded) > _DECODED_TURNS:
                 self._decoded.popitem(last=False)
         else:
             self._decoded.move_to_end(turn_id)
-        return messages
+        return turn
 
     async def reset_history(self, conversation: str) -> None:
         """Start the conversation afresh: earlier turns stay stored but are no longer given to the model."""

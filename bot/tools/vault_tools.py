@@ -75,7 +75,7 @@ class VaultWrite(_VaultTool):
             mode=input.mode,
             source=context.channel,
         )
-        return {"success": True, **dataclasses.asdict(written)}
+        return {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
 
 
 class VaultRead(_VaultTool):

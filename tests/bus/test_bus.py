@@ -193,6 +193,30 @@ async def test_an_idle_worker_wakes_on_an_in_process_publish_without_polling(db:
         await running
 
 
+async def test_a_worker_at_its_limit_takes_the_next_message_as_soon_as_a_handler_finishes(db: Database) -> None:
+    bus = Bus(db)
+    handled: list[str] = []
+    both = asyncio.Event()
+
+    async def handler(delivery: Delivery) -> None:
+        handled.append(delivery.parse(InboundMessage).text)
+        if len(handled) == 2:
+            both.set()
+
+    await publish(bus, "first", "c1")
+    await publish(bus, "second", "c2")
+    # One slot, and a poll interval far longer than the test's timeout: only the end of the first
+    # handler can start the second.
+    worker = Worker(bus, "in", handler, concurrency=1, poll_interval=3600)
+    running = asyncio.create_task(worker.run())
+    try:
+        await asyncio.wait_for(both.wait(), timeout=5)
+    finally:
+        await worker.stop(grace=1)
+        await running
+    assert handled == ["first", "second"]
+
+
 async def test_stopping_releases_an_unfinished_message_for_redelivery(db: Database) -> None:
     bus = Bus(db)
     started = asyncio.Event()
@@ -279,6 +303,43 @@ async def test_a_live_handler_keeps_its_lease_so_no_second_worker_gets_the_messa
     assert await bus.status(message_id) == "done"
     row = await db.fetchone("SELECT attempts FROM bus_messages WHERE id = ?", (message_id,))
     assert row is not None and row["attempts"] == 1
+
+
+async def test_every_running_handler_keeps_its_lease(db: Database, clock: Clock) -> None:
+    bus = Bus(db, clock=clock)
+    lease = 0.3
+    ids = [await publish(bus, "long a", "c1"), await publish(bus, "long b", "c2")]
+    handled: list[int] = []
+    both, release = asyncio.Event(), asyncio.Event()
+
+    async def long_job(delivery: Delivery) -> None:
+        handled.append(delivery.id)
+        if len(handled) == 2:
+            both.set()
+        await release.wait()
+
+    async def lease_until(message_id: int) -> float:
+        row = await db.fetchone("SELECT lease_until FROM bus_messages WHERE id = ?", (message_id,))
+        assert row is not None and row["lease_until"] is not None
+        return float(row["lease_until"])
+
+    working = asyncio.create_task(run_burst(Worker(bus, "in", long_job, concurrency=2, lease=lease)))
+    try:
+        async with asyncio.timeout(10):
+            await both.wait()
+            # The bus's clock moves on by several leases while both handlers work; after each step
+            # the heartbeat must have renewed both leases from the new time.
+            for _ in range(10):
+                clock.now += lease * 2 / 3
+                for message_id in ids:
+                    while await lease_until(message_id) < clock.now + lease * 0.99:
+                        await asyncio.sleep(0.01)  # the heartbeat runs on its own timer
+                assert await bus.claim("in", owner="second", lease=lease) == []
+    finally:
+        release.set()
+        await working
+    assert sorted(handled) == ids
+    assert [await bus.status(message_id) for message_id in ids] == ["done", "done"]
 
 
 async def test_progress_of_a_message_survives_for_its_retry(bus: Bus) -> None:
