@@ -64,6 +64,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.db_checkpoint import Checkpointer
 from bot.db_thread import Call, DatabaseThread, Outcome, outcome_of
 from bot.migrations import migrate
 
@@ -74,6 +75,8 @@ Row = sqlite3.Row
 T = TypeVar("T")
 
 _BUSY_TIMEOUT_MS = 5000
+# The log's size (4 KB pages) at which the database thread checkpoints by itself: ~16 MB.
+_BACKSTOP_PAGES = 4000
 
 # Single statements that write rows: units that may share a transaction (see _statement).
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
@@ -141,6 +144,8 @@ class Database:
         self.path = path
         self._conn = conn
         self._thread = thread
+        self._checkpointer = Checkpointer(path)
+        thread.after_batch = self._checkpointer.used
         self._lock = asyncio.Lock()
         # Set while no transaction is open: calls waiting for one to end all go at once.
         self._no_transaction = asyncio.Event()
@@ -162,6 +167,9 @@ class Database:
     async def close(self) -> None:
         """Close the connection, after any transaction in progress."""
         async with self._lock:
+            # Its connection first, so the database thread's is the last: that close checkpoints
+            # the whole log and removes it.
+            await asyncio.to_thread(self._checkpointer.stop)
             await self._call(sqlite3.Connection.close)
             self._thread.stop()
 
@@ -389,6 +397,9 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         migrate(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
+        # Checkpoints run on a thread of their own (bot/db_checkpoint.py); this connection's
+        # automatic one is only the backstop that lets a constantly written log start over.
+        conn.execute(f"PRAGMA wal_autocheckpoint={_BACKSTOP_PAGES}")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.row_factory = sqlite3.Row
     except BaseException:

@@ -60,6 +60,8 @@ class DatabaseThread:
 
     def __init__(self, name: str, *, run_group: Callable[[list[Call]], list[Outcome]] = run_each) -> None:
         self.run_group = run_group
+        # Called on this thread after each batch of calls, e.g. to let a checkpoint follow writes.
+        self.after_batch: Callable[[], None] = _nothing
         self._jobs: queue.SimpleQueue[list[_Job] | None] = queue.SimpleQueue()
         # Calls queued during this pass of the event loop, not yet handed to the thread.
         self._pending: list[_Job] = []
@@ -137,6 +139,7 @@ class DatabaseThread:
                     loop.call_soon_threadsafe(_settle, outcomes)
                 except RuntimeError:  # the loop is closed: nobody is waiting any more
                     pass
+            self.after_batch()
             if None in batches:
                 return
 
@@ -152,6 +155,10 @@ class DatabaseThread:
             outcomes = [(None, exc)] * len(group)
         for job, outcome in zip(group, outcomes, strict=True):
             _hand_back(job, outcome, done)
+
+
+def _nothing() -> None:
+    pass
 
 
 def outcome_of(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:

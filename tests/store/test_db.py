@@ -315,3 +315,23 @@ async def test_a_transaction_is_never_merged_with_the_units_queued_around_it(db:
     assert seen_meanwhile == ["before 1", "before 2"]  # committed before the BEGIN; the transaction's rows not yet
     transaction_rows = [] if fails else ["tx 1", "tx 2"]
     assert on_disk(db) == ["before 1", "before 2", *transaction_rows, "after 1", "after 2"]
+
+
+async def test_the_log_is_folded_into_the_database_file_in_the_background_while_it_is_open(tmp_path: Path) -> None:
+    # Checkpoints run on a thread of their own, not on the database thread, where each one stalled
+    # every conversation's statements for tens of milliseconds: writes far below the database
+    # thread's own checkpoint threshold still reach the database file while it is open.
+    database = await Database.open(tmp_path / "store.db")
+    try:
+        await database.execute("CREATE TABLE blobs (data BLOB NOT NULL)")
+        before = (tmp_path / "store.db").stat().st_size
+        for _ in range(200):
+            await database.execute("INSERT INTO blobs (data) VALUES (randomblob(4000))")
+        deadline = time.monotonic() + 30
+        while (tmp_path / "store.db").stat().st_size < before + 200 * 4000:
+            assert time.monotonic() < deadline, "the write-ahead log was never checkpointed"
+            await asyncio.sleep(0.01)
+        assert len(await database.fetchall("SELECT rowid FROM blobs")) == 200
+    finally:
+        await database.close()
+    assert not (tmp_path / "store.db-wal").exists()  # the last close folded in the rest
