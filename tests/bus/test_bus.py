@@ -348,3 +348,86 @@ async def test_progress_of_a_message_survives_for_its_retry(bus: Bus) -> None:
     await bus.set_progress(message_id, 2)
     await bus.set_progress(message_id, 3)
     assert await bus.progress(message_id) == 3
+
+
+async def test_a_dead_letter_names_its_error_and_on_dead_is_told_which_message(db: Database) -> None:
+    bus = Bus(db)
+    told: list[tuple[int, str]] = []
+
+    async def handler(delivery: Delivery) -> None:
+        text = delivery.parse(InboundMessage).text
+        raise Fatal(text) if text else Fatal()
+
+    async def on_dead(delivery: Delivery, error: BaseException) -> None:
+        told.append((delivery.id, type(error).__name__))
+
+    with_reason = await publish(bus, "bad input", conversation="a")
+    without = await publish(bus, "", conversation="b")
+    await run_burst(Worker(bus, "in", handler, concurrency=2, on_dead=on_dead))
+    assert sorted(told) == [(with_reason, "Fatal"), (without, "Fatal")]
+    reasons = {letter["id"]: letter["last_error"] for letter in await bus.dead_letters("in")}
+    # An error without a message is still named: the operator sees what went wrong.
+    assert reasons == {with_reason: "Fatal: bad input", without: "Fatal"}
+
+
+async def test_a_message_whose_workers_keep_dying_is_dead_lettered_saying_so(db: Database, clock: Clock) -> None:
+    bus = Bus(db, clock=clock)
+    message_id = await publish(bus, "kills its worker")
+    for _ in range(3):  # three workers claim it and die: their leases run out
+        assert [d.id for d in await bus.claim("in", owner="doomed", lease=30)] == [message_id]
+        clock.now += 31
+    handled: list[int] = []
+
+    async def handler(delivery: Delivery) -> None:
+        handled.append(delivery.id)
+
+    await run_burst(Worker(bus, "in", handler, max_attempts=3))
+    assert handled == []  # a fourth run would likely kill this worker too
+    [letter] = await bus.dead_letters("in")
+    assert letter["id"] == message_id
+    assert letter["last_error"] == "LeaseExpired: its worker stopped 3 times while handling it"
+
+
+async def test_retries_back_off_exponentially_with_jitter_up_to_the_cap_and_keep_the_error(
+    db: Database, clock: Clock
+) -> None:
+    bus = Bus(db, clock=clock)
+    message_id = await publish(bus, "flaky")
+    failed = asyncio.Event()
+
+    async def handler(delivery: Delivery) -> None:
+        failed.set()
+        if delivery.attempts == 1:
+            raise Retry(reason="model busy")  # the worker's backoff, with the handler's reason
+        raise ValueError(f"attempt {delivery.attempts}")
+
+    async def retry_row() -> tuple[float, str]:
+        while True:
+            row = await db.fetchone(
+                "SELECT status, available_at, last_error FROM bus_messages WHERE id = ?", (message_id,)
+            )
+            assert row is not None
+            if row["status"] == "pending":
+                return float(row["available_at"]) - clock.now, str(row["last_error"])
+            await asyncio.sleep(0.01)
+
+    worker = Worker(bus, "in", handler, max_attempts=7, backoff=1.0, backoff_max=5.0, poll_interval=0.01)
+    running = asyncio.create_task(worker.run())
+    delays: list[float] = []
+    errors: list[str] = []
+    try:
+        async with asyncio.timeout(20):
+            for _ in range(6):
+                await failed.wait()
+                failed.clear()
+                delay, error = await retry_row()
+                delays.append(delay)
+                errors.append(error)
+                clock.now += delay + 0.001  # due now: the worker claims it on its next poll
+    finally:
+        await worker.stop(0)
+        await running
+    # 1 s, 2 s, 4 s, then capped at 5 s; each scaled by a jitter in [0.5, 1].
+    for delay, ceiling in zip(delays, [1, 2, 4, 5, 5, 5], strict=True):
+        assert ceiling * 0.5 - 1e-6 <= delay <= ceiling + 1e-6
+    assert errors == ["Retry: model busy", *(f"ValueError: attempt {n}" for n in range(2, 7))]
