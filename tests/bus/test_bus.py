@@ -431,3 +431,74 @@ async def test_retries_back_off_exponentially_with_jitter_up_to_the_cap_and_keep
     for delay, ceiling in zip(delays, [1, 2, 4, 5, 5, 5], strict=True):
         assert ceiling * 0.5 - 1e-6 <= delay <= ceiling + 1e-6
     assert errors == ["Retry: model busy", *(f"ValueError: attempt {n}" for n in range(2, 7))]
+
+
+async def test_a_stopped_worker_has_released_its_message_when_stop_returns(db: Database) -> None:
+    bus = Bus(db)
+    started = asyncio.Event()
+
+    async def stuck(delivery: Delivery) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    message_id = await publish(bus, "long job")
+    worker = Worker(bus, "in", stuck)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), timeout=5)
+    await worker.stop(grace=0.01)
+    # The process may exit right after stop(): the message must be free now, not after its lease.
+    assert await bus.status(message_id) == "pending"
+    await running
+
+
+async def test_run_returns_only_after_the_handler_in_flight_at_stop_has_finished(db: Database) -> None:
+    bus = Bus(db)
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def handler(delivery: Delivery) -> None:
+        started.set()
+        await release.wait()
+
+    message_id = await publish(bus, "in flight")
+    worker = Worker(bus, "in", handler)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), timeout=5)
+    stopping = asyncio.create_task(worker.stop(grace=30))
+    # Whoever awaits run() for a shutdown relies on the work in flight being finished by then.
+    done, _ = await asyncio.wait({running}, timeout=0.5)
+    assert not done
+    release.set()
+    await asyncio.wait_for(asyncio.gather(running, stopping), timeout=10)
+    assert await bus.status(message_id) == "done"
+
+
+async def test_draining_waits_for_a_message_that_comes_due_within_the_grace(db: Database) -> None:
+    bus = Bus(db)
+    handled: list[str] = []
+
+    async def handler(delivery: Delivery) -> None:
+        handled.append(delivery.parse(InboundMessage).text)
+
+    await publish(bus, "soon", delay=0.2)  # a retry's short backoff
+    worker = Worker(bus, "in", handler, poll_interval=3600)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(worker.drain(30), timeout=10)
+    await running
+    assert handled == ["soon"]
+
+
+async def test_draining_releases_a_handler_still_running_when_the_grace_is_up(db: Database) -> None:
+    bus = Bus(db)
+    started = asyncio.Event()
+
+    async def stuck(delivery: Delivery) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    message_id = await publish(bus, "never ends")
+    worker = Worker(bus, "in", stuck)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), timeout=5)
+    await asyncio.wait_for(worker.drain(0.2), timeout=10)
+    assert await bus.status(message_id) == "pending"
+    await running
