@@ -502,3 +502,29 @@ async def test_draining_releases_a_handler_still_running_when_the_grace_is_up(db
     await asyncio.wait_for(worker.drain(0.2), timeout=10)
     assert await bus.status(message_id) == "pending"
     await running
+
+
+async def test_acking_nacking_and_dead_lettering_wake_listeners_of_the_topic_at_once(bus: Bus) -> None:
+    ids = [await publish(bus, text, conversation=text) for text in ("a", "b", "c")]
+    assert len(await bus.claim("in", owner="w", lease=30, limit=3)) == 3
+    settlings = (lambda: bus.ack(ids[0]), lambda: bus.nack(ids[1]), lambda: bus.dead(ids[2], "Fatal"))
+    for settle in settlings:
+        # A waiter in this process (the terminal waiting for its reply, a worker) needs no poll.
+        with bus.listen("in") as topic_changed, bus.listen() as anything_changed:
+            assert await settle()
+            assert topic_changed.is_set() and anything_changed.is_set()
+    assert not await bus.nack(ids[0])  # already done: nothing to give back
+    assert await bus.status(ids[0]) == "done"
+    assert await bus.status(ids[-1] + 1) is None
+
+
+async def test_waiting_on_a_topic_sees_its_changes_only_and_says_whether_one_came(bus: Bus) -> None:
+    assert await bus.wait("in", timeout=0.01) is False
+    waiting = asyncio.create_task(bus.wait("in", timeout=30))
+    elsewhere = asyncio.create_task(bus.wait("other", timeout=30))
+    await asyncio.sleep(0)  # let both waiters register their listeners
+    await bus.publish("other", msg("elsewhere"), conversation="c1")
+    assert await asyncio.wait_for(elsewhere, timeout=10) is True
+    assert not waiting.done()  # woken with the other waiter if at all
+    await publish(bus, "here")
+    assert await asyncio.wait_for(waiting, timeout=10) is True
