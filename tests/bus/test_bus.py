@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -528,3 +529,18 @@ async def test_waiting_on_a_topic_sees_its_changes_only_and_says_whether_one_cam
     assert not waiting.done()  # woken with the other waiter if at all
     await publish(bus, "here")
     assert await asyncio.wait_for(waiting, timeout=10) is True
+
+
+async def test_a_permanent_database_error_while_settling_ends_run_with_that_error(db: Database) -> None:
+    bus = Bus(db)
+    await publish(bus, "cannot be settled")
+
+    async def handler(delivery: Delivery) -> None:
+        # The database refuses to mark it done (another program's trigger): waiting cannot help.
+        await db.execute(
+            "CREATE TRIGGER refuse_done BEFORE UPDATE OF status ON bus_messages WHEN NEW.status = 'done' "
+            "BEGIN SELECT RAISE(ABORT, 'done refused'); END"
+        )
+
+    with pytest.raises(sqlite3.IntegrityError, match="done refused"):
+        await run_burst(Worker(bus, "in", handler))
