@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -434,7 +435,9 @@ async def test_retries_back_off_exponentially_with_jitter_up_to_the_cap_and_keep
     assert errors == ["Retry: model busy", *(f"ValueError: attempt {n}" for n in range(2, 7))]
 
 
-async def test_a_stopped_worker_has_released_its_message_when_stop_returns(db: Database) -> None:
+async def test_a_stopped_worker_has_released_its_message_when_stop_returns(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
     bus = Bus(db)
     started = asyncio.Event()
 
@@ -450,6 +453,8 @@ async def test_a_stopped_worker_has_released_its_message_when_stop_returns(db: D
     # The process may exit right after stop(): the message must be free now, not after its lease.
     assert await bus.status(message_id) == "pending"
     await running
+    # An ordinary shutdown is not an error: nothing alarming in the operator's log.
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_run_returns_only_after_the_handler_in_flight_at_stop_has_finished(db: Database) -> None:
@@ -500,7 +505,10 @@ async def test_draining_releases_a_handler_still_running_when_the_grace_is_up(db
     worker = Worker(bus, "in", stuck)
     running = asyncio.create_task(worker.run())
     await asyncio.wait_for(started.wait(), timeout=5)
+    loop = asyncio.get_running_loop()
+    began = loop.time()
     await asyncio.wait_for(worker.drain(0.2), timeout=10)
+    assert loop.time() - began < 0.2 + 0.9  # the grace is all a shutdown waits (not a second more)
     assert await bus.status(message_id) == "pending"
     await running
 
