@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -348,3 +350,205 @@ async def test_progress_of_a_message_survives_for_its_retry(bus: Bus) -> None:
     await bus.set_progress(message_id, 2)
     await bus.set_progress(message_id, 3)
     assert await bus.progress(message_id) == 3
+
+
+async def test_a_dead_letter_names_its_error_and_on_dead_is_told_which_message(db: Database) -> None:
+    bus = Bus(db)
+    told: list[tuple[int, str]] = []
+
+    async def handler(delivery: Delivery) -> None:
+        text = delivery.parse(InboundMessage).text
+        raise Fatal(text) if text else Fatal()
+
+    async def on_dead(delivery: Delivery, error: BaseException) -> None:
+        told.append((delivery.id, type(error).__name__))
+
+    with_reason = await publish(bus, "bad input", conversation="a")
+    without = await publish(bus, "", conversation="b")
+    await run_burst(Worker(bus, "in", handler, concurrency=2, on_dead=on_dead))
+    assert sorted(told) == [(with_reason, "Fatal"), (without, "Fatal")]
+    reasons = {letter["id"]: letter["last_error"] for letter in await bus.dead_letters("in")}
+    # An error without a message is still named: the operator sees what went wrong.
+    assert reasons == {with_reason: "Fatal: bad input", without: "Fatal"}
+
+
+async def test_a_message_whose_workers_keep_dying_is_dead_lettered_saying_so(db: Database, clock: Clock) -> None:
+    bus = Bus(db, clock=clock)
+    message_id = await publish(bus, "kills its worker")
+    for _ in range(3):  # three workers claim it and die: their leases run out
+        assert [d.id for d in await bus.claim("in", owner="doomed", lease=30)] == [message_id]
+        clock.now += 31
+    handled: list[int] = []
+
+    async def handler(delivery: Delivery) -> None:
+        handled.append(delivery.id)
+
+    await run_burst(Worker(bus, "in", handler, max_attempts=3))
+    assert handled == []  # a fourth run would likely kill this worker too
+    [letter] = await bus.dead_letters("in")
+    assert letter["id"] == message_id
+    assert letter["last_error"] == "LeaseExpired: its worker stopped 3 times while handling it"
+
+
+async def test_retries_back_off_exponentially_with_jitter_up_to_the_cap_and_keep_the_error(
+    db: Database, clock: Clock
+) -> None:
+    bus = Bus(db, clock=clock)
+    message_id = await publish(bus, "flaky")
+    failed = asyncio.Event()
+
+    async def handler(delivery: Delivery) -> None:
+        failed.set()
+        if delivery.attempts == 1:
+            raise Retry(reason="model busy")  # the worker's backoff, with the handler's reason
+        raise ValueError(f"attempt {delivery.attempts}")
+
+    async def retry_row() -> tuple[float, str]:
+        while True:
+            row = await db.fetchone(
+                "SELECT status, available_at, last_error FROM bus_messages WHERE id = ?", (message_id,)
+            )
+            assert row is not None
+            if row["status"] == "pending":
+                return float(row["available_at"]) - clock.now, str(row["last_error"])
+            await asyncio.sleep(0.01)
+
+    worker = Worker(bus, "in", handler, max_attempts=7, backoff=1.0, backoff_max=5.0, poll_interval=0.01)
+    running = asyncio.create_task(worker.run())
+    delays: list[float] = []
+    errors: list[str] = []
+    try:
+        async with asyncio.timeout(20):
+            for _ in range(6):
+                await failed.wait()
+                failed.clear()
+                delay, error = await retry_row()
+                delays.append(delay)
+                errors.append(error)
+                clock.now += delay + 0.001  # due now: the worker claims it on its next poll
+    finally:
+        await worker.stop(0)
+        await running
+    # 1 s, 2 s, 4 s, then capped at 5 s; each scaled by a jitter in [0.5, 1].
+    for delay, ceiling in zip(delays, [1, 2, 4, 5, 5, 5], strict=True):
+        assert ceiling * 0.5 - 1e-6 <= delay <= ceiling + 1e-6
+    assert errors == ["Retry: model busy", *(f"ValueError: attempt {n}" for n in range(2, 7))]
+
+
+async def test_a_stopped_worker_has_released_its_message_when_stop_returns(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    bus = Bus(db)
+    started = asyncio.Event()
+
+    async def stuck(delivery: Delivery) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    message_id = await publish(bus, "long job")
+    worker = Worker(bus, "in", stuck)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), timeout=5)
+    await worker.stop(grace=0.01)
+    # The process may exit right after stop(): the message must be free now, not after its lease.
+    assert await bus.status(message_id) == "pending"
+    await running
+    # An ordinary shutdown is not an error: nothing alarming in the operator's log.
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_run_returns_only_after_the_handler_in_flight_at_stop_has_finished(db: Database) -> None:
+    bus = Bus(db)
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def handler(delivery: Delivery) -> None:
+        started.set()
+        await release.wait()
+
+    message_id = await publish(bus, "in flight")
+    worker = Worker(bus, "in", handler)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), timeout=5)
+    stopping = asyncio.create_task(worker.stop(grace=30))
+    # Whoever awaits run() for a shutdown relies on the work in flight being finished by then.
+    done, _ = await asyncio.wait({running}, timeout=0.5)
+    assert not done
+    release.set()
+    await asyncio.wait_for(asyncio.gather(running, stopping), timeout=10)
+    assert await bus.status(message_id) == "done"
+
+
+async def test_draining_waits_for_a_message_that_comes_due_within_the_grace(db: Database) -> None:
+    bus = Bus(db)
+    handled: list[str] = []
+
+    async def handler(delivery: Delivery) -> None:
+        handled.append(delivery.parse(InboundMessage).text)
+
+    await publish(bus, "soon", delay=0.2)  # a retry's short backoff
+    worker = Worker(bus, "in", handler, poll_interval=3600)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(worker.drain(30), timeout=10)
+    await running
+    assert handled == ["soon"]
+
+
+async def test_draining_releases_a_handler_still_running_when_the_grace_is_up(db: Database) -> None:
+    bus = Bus(db)
+    started = asyncio.Event()
+
+    async def stuck(delivery: Delivery) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    message_id = await publish(bus, "never ends")
+    worker = Worker(bus, "in", stuck)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), timeout=5)
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    await asyncio.wait_for(worker.drain(0.2), timeout=10)
+    assert loop.time() - began < 0.2 + 0.9  # the grace is all a shutdown waits (not a second more)
+    assert await bus.status(message_id) == "pending"
+    await running
+
+
+async def test_acking_nacking_and_dead_lettering_wake_listeners_of_the_topic_at_once(bus: Bus) -> None:
+    ids = [await publish(bus, text, conversation=text) for text in ("a", "b", "c")]
+    assert len(await bus.claim("in", owner="w", lease=30, limit=3)) == 3
+    settlings = (lambda: bus.ack(ids[0]), lambda: bus.nack(ids[1]), lambda: bus.dead(ids[2], "Fatal"))
+    for settle in settlings:
+        # A waiter in this process (the terminal waiting for its reply, a worker) needs no poll.
+        with bus.listen("in") as topic_changed, bus.listen() as anything_changed:
+            assert await settle()
+            assert topic_changed.is_set() and anything_changed.is_set()
+    assert not await bus.nack(ids[0])  # already done: nothing to give back
+    assert await bus.status(ids[0]) == "done"
+    assert await bus.status(ids[-1] + 1) is None
+
+
+async def test_waiting_on_a_topic_sees_its_changes_only_and_says_whether_one_came(bus: Bus) -> None:
+    assert await bus.wait("in", timeout=0.01) is False
+    waiting = asyncio.create_task(bus.wait("in", timeout=30))
+    elsewhere = asyncio.create_task(bus.wait("other", timeout=30))
+    await asyncio.sleep(0)  # let both waiters register their listeners
+    await bus.publish("other", msg("elsewhere"), conversation="c1")
+    assert await asyncio.wait_for(elsewhere, timeout=10) is True
+    assert not waiting.done()  # woken with the other waiter if at all
+    await publish(bus, "here")
+    assert await asyncio.wait_for(waiting, timeout=10) is True
+
+
+async def test_a_permanent_database_error_while_settling_ends_run_with_that_error(db: Database) -> None:
+    bus = Bus(db)
+    await publish(bus, "cannot be settled")
+
+    async def handler(delivery: Delivery) -> None:
+        # The database refuses to mark it done (another program's trigger): waiting cannot help.
+        await db.execute(
+            "CREATE TRIGGER refuse_done BEFORE UPDATE OF status ON bus_messages WHEN NEW.status = 'done' "
+            "BEGIN SELECT RAISE(ABORT, 'done refused'); END"
+        )
+
+    with pytest.raises(sqlite3.IntegrityError, match="done refused"):
+        await run_burst(Worker(bus, "in", handler))
