@@ -193,6 +193,43 @@ async def test_a_lease_is_renewed_once_the_database_is_back_so_the_message_is_no
         await db.close()
 
 
+async def test_a_handler_whose_ack_meets_a_locked_database_leaves_the_worker_running_and_is_redelivered(
+    tmp_path: Path, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
+) -> None:
+    # The outbound and events workers' handlers return normally and the worker acks for them; an
+    # ack that meets another process's lock must not end the worker (mutmut: the worker's own ack
+    # settled with no message survived, as the runner acks inside its own transaction).
+    db = await Database.open(tmp_path / "bus.db")
+    try:
+        await db.fetchall(f"PRAGMA busy_timeout = {BUSY_MS}")
+        bus = Bus(db)
+        handled: list[int] = []
+
+        async def handle(delivery: Delivery) -> None:
+            handled.append(delivery.id)
+            if not locks:  # the first time: another process takes the lock before the ack
+                locks.append(WriteLock(db.path))
+
+        worker = Worker(bus, "in", handle, lease=1.0)
+        message = InboundMessage(channel="test", conversation="c", sender=Sender(id="u"), text="hi")
+        await bus.publish("in", message, conversation="c")
+        running = asyncio.create_task(worker.run())
+        await until(lambda: mentions(outage_log, "settling in#1"), running)
+        assert not running.done()
+        locks[0].release()
+
+        async def acked() -> bool:
+            return await bus.status(1) == "done"
+
+        await until(acked, running)  # redelivered once its lease ran out, then acked
+        await worker.stop()
+        await running
+        assert handled == [1, 1]
+        assert_one_streak(outage_log, "settling in#1")
+    finally:
+        await db.close()
+
+
 async def test_the_scheduler_waits_out_a_locked_database_then_fires_a_due_reminder_once(
     make_app: AppFactory, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
 ) -> None:
