@@ -230,6 +230,48 @@ async def test_a_handler_whose_ack_meets_a_locked_database_leaves_the_worker_run
         await db.close()
 
 
+async def test_a_worker_stopped_while_the_database_is_locked_stops_cleanly_and_the_message_comes_back(
+    tmp_path: Path, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
+) -> None:
+    # stop() hands an unfinished message back; when that meets another process's lock the message
+    # stays leased (it comes back when the lease runs out) and stopping must still end cleanly.
+    db = await Database.open(tmp_path / "bus.db")
+    try:
+        await db.fetchall(f"PRAGMA busy_timeout = {BUSY_MS}")
+        bus = Bus(db)
+        started = asyncio.Event()
+
+        async def handle(delivery: Delivery) -> None:
+            started.set()
+            await asyncio.Event().wait()  # never finishes on its own
+
+        worker = Worker(bus, "in", handle, lease=1.0)
+        message = InboundMessage(channel="test", conversation="c", sender=Sender(id="u"), text="hi")
+        await bus.publish("in", message, conversation="c")
+        running = asyncio.create_task(worker.run())
+        await asyncio.wait_for(started.wait(), 20)
+        locks.append(WriteLock(db.path))
+        await worker.stop(grace=0)
+        await running  # ends without an error
+        assert mentions(outage_log, "settling in#1")
+        locks[0].release()
+        [delivery] = await until_claimed(bus)
+        assert delivery.attempts == 2
+    finally:
+        await db.close()
+
+
+async def until_claimed(bus: Bus, timeout: float = 20.0) -> list[Delivery]:
+    """Claim from topic "in" until something comes (a lease running out), for ``timeout`` seconds."""
+
+    async def claim() -> list[Delivery]:
+        while not (claimed := await bus.claim("in", owner="test", lease=30)):
+            await asyncio.sleep(0.01)
+        return claimed
+
+    return await asyncio.wait_for(claim(), timeout)
+
+
 async def test_the_scheduler_waits_out_a_locked_database_then_fires_a_due_reminder_once(
     make_app: AppFactory, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
 ) -> None:
