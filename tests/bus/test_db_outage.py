@@ -8,7 +8,7 @@ import asyncio
 import errno
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,21 @@ def locks() -> Iterator[list[WriteLock]]:
     yield taken
     for lock in taken:
         lock.release()
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    """A database on a real file whose writes give up on another process's lock after BUSY_MS."""
+    database = await Database.open(tmp_path / "bus.db")
+    await database.fetchall(f"PRAGMA busy_timeout = {BUSY_MS}")
+    yield database
+    await database.close()
+
+
+async def publish_one(bus: Bus) -> None:
+    """Message #1 on topic "in"."""
+    message = InboundMessage(channel="test", conversation="c", sender=Sender(id="u"), text="hi")
+    await bus.publish("in", message, conversation="c")
 
 
 @pytest.fixture
@@ -151,114 +166,96 @@ async def test_a_turn_whose_finish_meets_a_locked_database_is_redelivered_and_an
 
 
 async def test_a_lease_is_renewed_once_the_database_is_back_so_the_message_is_not_handled_twice(
-    tmp_path: Path, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
+    db: Database, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
 ) -> None:
-    db = await Database.open(tmp_path / "bus.db")
-    try:
-        await db.fetchall(f"PRAGMA busy_timeout = {BUSY_MS}")
-        bus = Bus(db)
-        handled: list[int] = []
-        finish = asyncio.Event()
+    bus = Bus(db)
+    handled: list[int] = []
+    finish = asyncio.Event()
 
-        async def handle(delivery: Delivery) -> None:
-            handled.append(delivery.id)
-            await finish.wait()
+    async def handle(delivery: Delivery) -> None:
+        handled.append(delivery.id)
+        await finish.wait()
 
-        # Renewed every second; a second slot would take the message again if its lease ran out.
-        worker = Worker(bus, "in", handle, concurrency=2, lease=3.0)
-        message = InboundMessage(channel="test", conversation="c", sender=Sender(id="u"), text="hi")
-        await bus.publish("in", message, conversation="c")
-        running = asyncio.create_task(worker.run())
-        await until(lambda: handled == [1], running)
-        locks.append(WriteLock(db.path))
-        await until(lambda: mentions(outage_log, "renewing the lease of in#1"), running)
-        [(locked_until,)] = await db.fetchall("SELECT lease_until FROM bus_messages WHERE id = 1")
-        locks[0].release()
+    # Renewed every second; a second slot would take the message again if its lease ran out.
+    worker = Worker(bus, "in", handle, concurrency=2, lease=3.0)
+    await publish_one(bus)
+    running = asyncio.create_task(worker.run())
+    await until(lambda: handled == [1], running)
+    locks.append(WriteLock(db.path))
+    await until(lambda: mentions(outage_log, "renewing the lease of in#1"), running)
+    [(locked_until,)] = await db.fetchall("SELECT lease_until FROM bus_messages WHERE id = 1")
+    locks[0].release()
 
-        async def renewed() -> bool:
-            [(until_now,)] = await db.fetchall("SELECT lease_until FROM bus_messages WHERE id = 1")
-            return bool(until_now > locked_until)
+    async def renewed() -> bool:
+        [(until_now,)] = await db.fetchall("SELECT lease_until FROM bus_messages WHERE id = 1")
+        return bool(until_now > locked_until)
 
-        await until(renewed, running, timeout=10)
-        finish.set()
+    await until(renewed, running, timeout=10)
+    finish.set()
 
-        async def acked() -> bool:
-            return await bus.status(1) == "done"
+    async def acked() -> bool:
+        return await bus.status(1) == "done"
 
-        await until(acked, running)
-        await worker.stop()
-        await running
-        assert handled == [1]
-    finally:
-        await db.close()
+    await until(acked, running)
+    await worker.stop()
+    await running
+    assert handled == [1]
 
 
 async def test_a_handler_whose_ack_meets_a_locked_database_leaves_the_worker_running_and_is_redelivered(
-    tmp_path: Path, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
+    db: Database, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
 ) -> None:
     # The outbound and events workers' handlers return normally and the worker acks for them; an
     # ack that meets another process's lock must not end the worker (mutmut: the worker's own ack
     # settled with no message survived, as the runner acks inside its own transaction).
-    db = await Database.open(tmp_path / "bus.db")
-    try:
-        await db.fetchall(f"PRAGMA busy_timeout = {BUSY_MS}")
-        bus = Bus(db)
-        handled: list[int] = []
+    bus = Bus(db)
+    handled: list[int] = []
 
-        async def handle(delivery: Delivery) -> None:
-            handled.append(delivery.id)
-            if not locks:  # the first time: another process takes the lock before the ack
-                locks.append(WriteLock(db.path))
+    async def handle(delivery: Delivery) -> None:
+        handled.append(delivery.id)
+        if not locks:  # the first time: another process takes the lock before the ack
+            locks.append(WriteLock(db.path))
 
-        worker = Worker(bus, "in", handle, lease=1.0)
-        message = InboundMessage(channel="test", conversation="c", sender=Sender(id="u"), text="hi")
-        await bus.publish("in", message, conversation="c")
-        running = asyncio.create_task(worker.run())
-        await until(lambda: mentions(outage_log, "settling in#1"), running)
-        assert not running.done()
-        locks[0].release()
+    worker = Worker(bus, "in", handle, lease=1.0)
+    await publish_one(bus)
+    running = asyncio.create_task(worker.run())
+    await until(lambda: mentions(outage_log, "settling in#1"), running)
+    assert not running.done()
+    locks[0].release()
 
-        async def acked() -> bool:
-            return await bus.status(1) == "done"
+    async def acked() -> bool:
+        return await bus.status(1) == "done"
 
-        await until(acked, running)  # redelivered once its lease ran out, then acked
-        await worker.stop()
-        await running
-        assert handled == [1, 1]
-        assert_one_streak(outage_log, "settling in#1")
-    finally:
-        await db.close()
+    await until(acked, running)  # redelivered once its lease ran out, then acked
+    await worker.stop()
+    await running
+    assert handled == [1, 1]
+    assert_one_streak(outage_log, "settling in#1")
 
 
 async def test_a_worker_stopped_while_the_database_is_locked_stops_cleanly_and_the_message_comes_back(
-    tmp_path: Path, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
+    db: Database, outage_log: pytest.LogCaptureFixture, locks: list[WriteLock]
 ) -> None:
     # stop() hands an unfinished message back; when that meets another process's lock the message
     # stays leased (it comes back when the lease runs out) and stopping must still end cleanly.
-    db = await Database.open(tmp_path / "bus.db")
-    try:
-        await db.fetchall(f"PRAGMA busy_timeout = {BUSY_MS}")
-        bus = Bus(db)
-        started = asyncio.Event()
+    bus = Bus(db)
+    started = asyncio.Event()
 
-        async def handle(delivery: Delivery) -> None:
-            started.set()
-            await asyncio.Event().wait()  # never finishes on its own
+    async def handle(delivery: Delivery) -> None:
+        started.set()
+        await asyncio.Event().wait()  # never finishes on its own
 
-        worker = Worker(bus, "in", handle, lease=1.0)
-        message = InboundMessage(channel="test", conversation="c", sender=Sender(id="u"), text="hi")
-        await bus.publish("in", message, conversation="c")
-        running = asyncio.create_task(worker.run())
-        await asyncio.wait_for(started.wait(), 20)
-        locks.append(WriteLock(db.path))
-        await worker.stop(grace=0)
-        await running  # ends without an error
-        assert mentions(outage_log, "settling in#1")
-        locks[0].release()
-        [delivery] = await until_claimed(bus)
-        assert delivery.attempts == 2
-    finally:
-        await db.close()
+    worker = Worker(bus, "in", handle, lease=1.0)
+    await publish_one(bus)
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), 20)
+    locks.append(WriteLock(db.path))
+    await worker.stop(grace=0)
+    await running  # ends without an error
+    assert mentions(outage_log, "settling in#1")
+    locks[0].release()
+    [delivery] = await until_claimed(bus)
+    assert delivery.attempts == 2
 
 
 async def until_claimed(bus: Bus, timeout: float = 20.0) -> list[Delivery]:
