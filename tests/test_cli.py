@@ -11,7 +11,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -198,12 +197,7 @@ def test_ctrl_c_ends_chat_at_once_even_while_waiting_for_input(tmp_path: Path) -
 
 
 def test_ctrl_c_in_chat_prints_the_reply_in_flight_before_exiting(tmp_path: Path) -> None:
-    asked, release = threading.Event(), threading.Event()
-
-    def answer(body: dict[str, object]) -> api.Canned:
-        asked.set()
-        release.wait(timeout=30)  # the turn is in flight while Ctrl-C arrives
-        return api.text("Hello, Ann.")
+    answer = api.Held(api.text("Hello, Ann."))  # the turn is in flight while Ctrl-C arrives
 
     with FakeAnthropic() as fake:
         fake.handler = answer
@@ -222,17 +216,17 @@ def test_ctrl_c_in_chat_prints_the_reply_in_flight_before_exiting(tmp_path: Path
             assert process.stdin is not None and process.stdout is not None
             process.stdin.write("hi\n")
             process.stdin.flush()  # and left open: chat is still reading when Ctrl-C comes
-            assert asked.wait(30), "vaultbot chat never called the model"
+            assert answer.asked.wait(30), "vaultbot chat never called the model"
             process.send_signal(signal.SIGINT)
             deadline = time.monotonic() + 30
             while not log.has("stopping"):
                 assert time.monotonic() < deadline and process.poll() is None, "chat did not begin to stop"
                 time.sleep(0.02)
-            release.set()
+            answer.release()
             printed = process.stdout.read()
             assert process.wait(timeout=30) == 130
         finally:
-            release.set()
+            answer.release()
             if process.poll() is None:
                 process.kill()
                 process.wait()
@@ -321,12 +315,7 @@ async def test_ctrl_c_stops_run_gracefully_and_loses_nothing_in_flight(tmp_path:
     message = InboundMessage(channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text="hi")
     await Bus(db).publish(INBOUND, message, conversation="terminal:ann")
     await db.close()
-    asked, release = threading.Event(), threading.Event()
-
-    def answer(body: dict[str, object]) -> api.Canned:
-        asked.set()
-        release.wait(timeout=30)  # the turn is in flight while Ctrl-C arrives
-        return api.text("Hello.")
+    answer = api.Held(api.text("Hello."))  # the turn is in flight while Ctrl-C arrives
 
     with FakeAnthropic() as fake:
         fake.handler = answer
@@ -335,12 +324,12 @@ async def test_ctrl_c_stops_run_gracefully_and_loses_nothing_in_flight(tmp_path:
             [sys.executable, "-m", "bot", "run"], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True
         )
         try:
-            assert asked.wait(30), "vaultbot run never called the model"
+            assert answer.asked.wait(30), "vaultbot run never called the model"
             process.send_signal(signal.SIGINT)
-            release.set()
+            answer.release()
             assert process.wait(timeout=30) == 0
         finally:
-            release.set()
+            answer.release()
             if process.poll() is None:
                 process.kill()
                 process.wait()

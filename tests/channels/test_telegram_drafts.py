@@ -251,24 +251,18 @@ async def test_a_file_refused_while_a_run_works_leaves_its_typing_on(
 ) -> None:
     # The channel's own answers ("too big") are notices: sending one must not end the "typing…" of a run
     # that is still working in that chat.
-    asked, release = threading.Event(), threading.Event()
-
-    def answer(body: dict[str, Any]) -> api.Canned:
-        asked.set()
-        release.wait(timeout=30)
-        return api.text("Done thinking.")
-
+    answer = api.Held(api.text("Done thinking."))
     fake_anthropic.handler = answer
     await serve(claude)
     fake.push_update(tg.text_update("think hard"))
     try:
-        await asyncio.to_thread(asked.wait, 10)
+        await asyncio.to_thread(answer.asked.wait, 10)
         fake.push_update(tg.document_update("big", "video.mov", "video/quicktime", 50 * 1024 * 1024))
         await fake.await_for(lambda f: any("too big" in t for t in f.sent_texts))
         mark = len(fake.requests)
         await fake.await_for(lambda f: sum(r.method == "sendChatAction" for r in f.requests[mark:]) >= 2)
     finally:
-        release.set()
+        answer.release()
     await fake.await_for(lambda f: "Done thinking." in f.sent_texts)
 
 

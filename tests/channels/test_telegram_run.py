@@ -6,9 +6,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sqlite3
-import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -44,13 +42,7 @@ def test_run_refuses_a_token_with_an_empty_allowlist(
 def test_stopping_finishes_the_message_in_flight_and_sends_its_reply_before_exiting(
     tmp_path: Path, fake: FakeTelegram, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot, sig: signal.Signals
 ) -> None:
-    thinking, answer = threading.Event(), threading.Event()
-
-    def slow_model(body: dict[str, Any]) -> api.Canned:
-        thinking.set()
-        answer.wait(timeout=30)
-        return api.text("Noted: call the plumber.")
-
+    slow_model = api.Held(api.text("Noted: call the plumber."))
     fake_anthropic.handler = slow_model
     env = {
         "VAULTBOT_TELEGRAM__TOKEN": tg.DEFAULT_TOKEN,
@@ -63,10 +55,10 @@ def test_stopping_finishes_the_message_in_flight_and_sends_its_reply_before_exit
     fake.push_update(tg.text_update("remind me to call the plumber"))
     process = vaultbot_run(**env)
     log = StderrLines(process)
-    wait_until(thinking.is_set, "the model was asked", process)
+    wait_until(slow_model.asked.is_set, "the model was asked", process)
     process.send_signal(sig)
     wait_until(lambda: log.has("stopping"), "it began to stop", process)
-    answer.set()  # the turn in flight completes after the signal
+    slow_model.release()  # the turn in flight completes after the signal
     process.wait(timeout=40)
     errors = log.text()
     assert process.returncode == 0, errors

@@ -115,6 +115,26 @@ def tool_use(*calls: tuple[str, dict[str, Any]], preamble: str | None = None) ->
     return message(content, "tool_use")
 
 
+class Held:
+    """A handler that answers ``reply`` only once released, for a test that acts while a model call is
+    in flight: ``asked`` is set when the request arrives; :meth:`release` lets the answer go (it goes
+    after 30 s anyway, so a failing test never hangs the fake's server thread)."""
+
+    def __init__(self, reply: Canned) -> None:
+        self.asked = threading.Event()
+        self._released = threading.Event()
+        self._reply = reply
+
+    def __call__(self, body: dict[str, Any]) -> Canned:
+        self.asked.set()
+        self._released.wait(timeout=30)
+        return self._reply
+
+    def release(self) -> None:
+        """Let the held answer (and any later one) go."""
+        self._released.set()
+
+
 def status(code: int, error_type: str = "api_error", headers: dict[str, str] | None = None) -> Canned:
     """An API error such as 500, 529 (overloaded) or 429 (with ``retry-after``)."""
     return Canned(
