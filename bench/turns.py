@@ -20,6 +20,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -51,6 +52,33 @@ def with_tools(messages: list[dict[str, Any]]) -> ModelReply:
         ("log_interaction", {"summary": f"filed {last}", "category": "note"}),
         ("send_message", {"text": f"Saved {last}"}),
     )
+
+
+# The event loop runs the runner; the executor's threads run the vault (asyncio.to_thread).
+_THREAD_LABELS = {"MainThread": "loop", "asyncio": "executor"}
+
+
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) used so far by each live thread of this process, by thread name
+    (Linux ``/proc``; empty elsewhere). Threads of one name (the vault's executor workers) are summed."""
+    names = {str(t.native_id): t.name for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    used: dict[str, float] = {}
+    with contextlib.suppress(OSError):
+        for tid in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/self/task/{tid}/stat").read_text().rpartition(")")[2].split()
+                # Executor workers are named ``asyncio_0``, ``asyncio_1``…: one row for all of them.
+                name = names.get(tid, "other").rstrip("0123456789").rstrip("_")
+                name = _THREAD_LABELS.get(name, name)
+                used[name] = used.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return used
+
+
+def per_thread(before: dict[str, float], after: dict[str, float], turns: int) -> str:
+    """CPU ms per turn of each thread that used any, busiest first: which thread pays for a turn."""
+    spent = {name: (after[name] - before.get(name, 0.0)) * 1000 / turns for name in after}
+    return "  ".join(f"{name} {ms:.2f}" for name, ms in sorted(spent.items(), key=lambda kv: -kv[1]) if ms >= 0.005)
 
 
 class Completions:
@@ -115,25 +143,29 @@ async def scenario(root: Path, name: str, model: Callable[[list[dict[str, Any]]]
         async with running(app) as bench:
             for i in range(20):  # warm up
                 await bench.turn("warm", f"warm {i}")
-            started, cpu = time.perf_counter(), time.process_time()
+            started, cpu, threads = time.perf_counter(), time.process_time(), thread_cpu()
             sequential = [await bench.turn("seq", f"seq {i}") for i in range(turns)]
             seq_rate = turns / (time.perf_counter() - started)
             seq_cpu = (time.process_time() - cpu) * 1000 / turns
+            seq_threads = per_thread(threads, thread_cpu(), turns)
 
             per_conversation = max(1, turns // CONCURRENT_CONVERSATIONS)
 
             async def conversation(c: int) -> list[float]:
                 return [await bench.turn(f"conc-{c}", f"conc {c} {i}") for i in range(per_conversation)]
 
-            started, cpu = time.perf_counter(), time.process_time()
+            started, cpu, threads = time.perf_counter(), time.process_time(), thread_cpu()
             results = await asyncio.gather(*(conversation(c) for c in range(CONCURRENT_CONVERSATIONS)))
             conc_rate = per_conversation * CONCURRENT_CONVERSATIONS / (time.perf_counter() - started)
             conc_cpu = (time.process_time() - cpu) * 1000 / (per_conversation * CONCURRENT_CONVERSATIONS)
+            conc_threads = per_thread(threads, thread_cpu(), per_conversation * CONCURRENT_CONVERSATIONS)
             concurrent = [ms for r in results for ms in r]
     finally:
         await app.close()
     print(f"{name:<11} sequential        {summary(sequential, seq_rate, seq_cpu)}")
+    print(f"{'':<11}   cpu ms/turn by thread: {seq_threads}")
     print(f"{name:<11} {CONCURRENT_CONVERSATIONS} conversations  {summary(concurrent, conc_rate, conc_cpu)}")
+    print(f"{'':<11}   cpu ms/turn by thread: {conc_threads}")
 
 
 async def history_scenario(root: Path, lengths: tuple[int, ...] = (10, 1_000, 10_000), turns: int = 200) -> None:
