@@ -121,6 +121,8 @@ class Index:
         self._line: list[Queued] = []
         self._line_changed = threading.Condition()
         self._committing = False
+        # The last entry queued: once it is committed, so is every entry queued before it.
+        self._last: Queued | None = None
         try:
             self._conn = _open(path)
         except sqlite3.DatabaseError as exc:
@@ -216,7 +218,18 @@ class Index:
         queued = Queued(entry)
         with self._line_changed:
             self._line.append(queued)
+            self._last = queued
         return queued
+
+    def pending(self) -> int:
+        """How many entries are in line, not yet taken for a commit."""
+        return len(self._line)
+
+    def flush(self) -> None:
+        """Return once every entry queued so far is committed; raise why, if the last commit failed."""
+        last = self._last
+        if last is not None and not last.done:
+            self.wait(last)
 
     def wait(self, queued: Queued) -> None:
         """Return once ``queued`` is in the index (searchable), or raise why it could not be indexed.
