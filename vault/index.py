@@ -235,8 +235,8 @@ class Index:
         """Return once ``queued`` is in the index (searchable), or raise why it could not be indexed.
 
         Group commit: one waiter commits everything in line in one transaction while the others
-        wait, so writers that finish together pay for one commit instead of one each (~0.21 ms of
-        CPU for one note, ~0.07 ms each for four or more).
+        wait, so notes pay for a share of one commit instead of one each (~0.15 ms of CPU and ~9 WAL
+        pages for one note alone, ~0.03 ms and under one page each in a commit of 64).
         """
         with self._line_changed:
             while not queued.done:
