@@ -211,9 +211,7 @@ class Vault:
             entry = self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat, (front, body))
             yield _NewNote(file, stat, entry)
 
-    def _create(
-        self, directory: Path, taken: dict[str, str], stem: str, content: str, new: _NewNote
-    ) -> WriteResult:
+    def _create(self, directory: Path, taken: dict[str, str], stem: str, content: str, new: _NewNote) -> WriteResult:
         """Link the ``new`` note in under the first free name, and put it in line for the index;
         the folder lock is held."""
         for copy in range(1, _MAX_COPIES + 1):
