@@ -121,6 +121,8 @@ class Index:
         self._line: list[Queued] = []
         self._line_changed = threading.Condition()
         self._committing = False
+        # The last entry queued: once it is committed, so is every entry queued before it.
+        self._last: Queued | None = None
         try:
             self._conn = _open(path)
         except sqlite3.DatabaseError as exc:
@@ -216,14 +218,25 @@ class Index:
         queued = Queued(entry)
         with self._line_changed:
             self._line.append(queued)
+            self._last = queued
         return queued
+
+    def pending(self) -> int:
+        """How many entries are in line, not yet taken for a commit."""
+        return len(self._line)
+
+    def flush(self) -> None:
+        """Return once every entry queued so far is committed; raise why, if the last commit failed."""
+        last = self._last
+        if last is not None and not last.done:
+            self.wait(last)
 
     def wait(self, queued: Queued) -> None:
         """Return once ``queued`` is in the index (searchable), or raise why it could not be indexed.
 
         Group commit: one waiter commits everything in line in one transaction while the others
-        wait, so writers that finish together pay for one commit instead of one each (~0.21 ms of
-        CPU for one note, ~0.07 ms each for four or more).
+        wait, so notes pay for a share of one commit instead of one each (~0.15 ms of CPU and ~9 WAL
+        pages for one note alone, ~0.03 ms and under one page each in a commit of 64).
         """
         with self._line_changed:
             while not queued.done:

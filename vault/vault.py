@@ -19,7 +19,7 @@ from vault.catalog import Catalog
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound
 from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
-from vault.index import Entry, Queued, match_expression
+from vault.index import Entry, match_expression
 from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
 from vault.paths import (
     NOTE_SUFFIX,
@@ -46,7 +46,7 @@ class Vault:
 
         ``max_staleness`` is how old (in seconds) the index may be when a search or listing
         answers: edits made outside vaultbot (in Obsidian, by a sync) are picked up by a check of
-        the disk at most that often; vaultbot's own writes are indexed at once.
+        the disk at most that often; vaultbot's own writes are found at once.
         """
         path = Path(root).expanduser()
         path.mkdir(parents=True, exist_ok=True)
@@ -126,20 +126,20 @@ class Vault:
             # this folder wait only for the name to be chosen, not for an fsync.
             with self._staged_note(directory, stem, title, content, fields) as new:
                 with exclusive_lock(self._lock_file(directory)):
-                    result, queued = self._create(directory, self._names.taken(directory), stem, content, new)
+                    result = self._create(directory, self._names.taken(directory), stem, content, new)
         else:
             with exclusive_lock(self._lock_file(directory)):
-                result, queued = self._change(directory, stem, title, content, fields, mode)
-        # Outside the lock, so concurrent writers' folder syncs and index commits are shared; done
-        # before returning, so a caller that reports the note saved can rely on it, and find it.
+                result = self._change(directory, stem, title, content, fields, mode)
+        # Outside the lock, so concurrent writers' folder syncs are shared; done before returning,
+        # so a caller that reports the note saved can rely on it. The note is in line for the index
+        # (queued under the lock, so a later write of it lands last): the next search finds it.
         sync_folder(directory)
-        if queued is not None:
-            self._catalog.index.wait(queued)
+        self._catalog.settle()
         return result
 
     def _change(
         self, directory: Path, stem: str, title: str, content: str, fields: dict[str, Any], mode: str
-    ) -> tuple[WriteResult, Queued | None]:
+    ) -> WriteResult:
         taken = self._names.taken(directory)
         existing_name = taken.get(f"{stem}{NOTE_SUFFIX}".casefold())
         existing = None if existing_name is None else directory / existing_name
@@ -152,8 +152,8 @@ class Vault:
             where = "/" if directory == self.root else self._rel(directory)
             raise NoteNotFound(f"No note titled {show(title)} in {show(where)} to replace.")
         if mode == "append":
-            return self._append(existing, content, fields), None
-        return self._replace(existing, content, fields), None
+            return self._append(existing, content, fields)
+        return self._replace(existing, content, fields)
 
     def _write_folder(self, folder: str) -> Path:
         """The folder a write into ``folder`` goes to, resolved; nothing is created yet.
@@ -211,11 +211,9 @@ class Vault:
             entry = self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat, (front, body))
             yield _NewNote(file, stat, entry)
 
-    def _create(
-        self, directory: Path, taken: dict[str, str], stem: str, content: str, new: _NewNote
-    ) -> tuple[WriteResult, Queued | None]:
-        """Link the ``new`` note in under the first free name, and put it in line for the index
-        (wait for that once the lock is released); the folder lock is held."""
+    def _create(self, directory: Path, taken: dict[str, str], stem: str, content: str, new: _NewNote) -> WriteResult:
+        """Link the ``new`` note in under the first free name, and put it in line for the index;
+        the folder lock is held."""
         for copy in range(1, _MAX_COPIES + 1):
             name = f"{stem}{NOTE_SUFFIX}" if copy == 1 else f"{stem} {copy}{NOTE_SUFFIX}"
             clash_name = taken.get(name.casefold())
@@ -229,13 +227,13 @@ class Vault:
                 self._names.added(directory, name)
                 # Queued under the lock: a later write of the same note cannot be overtaken by this one.
                 self._seen[path] = (new.stat.st_mtime_ns, new.stat.st_size)
-                queued = self._catalog.add(dataclasses.replace(new.entry, path=self._rel(path)))
-                return self._result(path, created=True, renamed=copy > 1), queued
+                self._catalog.add(dataclasses.replace(new.entry, path=self._rel(path)))
+                return self._result(path, created=True, renamed=copy > 1)
             clash = directory / clash_name
             self._refuse_link_out(clash)
             if clash.is_file() and self._load(clash)[1].strip() == content.strip():
                 # The same note saved again (a retried message): nothing to do.
-                return self._result(clash, unchanged=True), None
+                return self._result(clash, unchanged=True)
         raise NoteExists(f"Too many notes are already titled {show(stem)}; choose a more specific title.")
 
     def _append(self, path: Path, content: str, fields: dict[str, Any]) -> WriteResult:

@@ -236,7 +236,7 @@ def test_what_a_write_indexes_is_what_a_rebuild_from_the_files_indexes(
             notes.write("Inbox", title, content, tags=tags, confidence=50)
         except InvalidNote:
             return  # refused input writes nothing
-        written = index_rows(root)
+    written = index_rows(root)  # once closed: what the write put in line is committed
     (root / ".vaultbot" / "index.db").unlink()
     Vault(root).close()
     assert index_rows(root) == written
