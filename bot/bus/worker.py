@@ -131,8 +131,10 @@ class Worker:
                     task = asyncio.create_task(self._handle(delivery), name=f"{self.topic}#{delivery.id}")
                     self._tasks.add(task)
                     task.add_done_callback(self._done)
-                if claimed:
-                    continue
+                if claimed and len(claimed) == free:
+                    continue  # there may be more due: claim again at once
+                # A claim that took fewer than it could took every message that was due, so a poll
+                # now would find none; a publish since then has set the wake-up (cleared before the poll).
                 # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
                 # when a delayed message (a retry's backoff) comes due.
                 if self._tasks:
