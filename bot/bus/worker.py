@@ -133,8 +133,8 @@ class Worker:
                     task.add_done_callback(self._done)
                 if claimed and len(claimed) == free:
                     continue  # there may be more due: claim again at once
-                # A claim that took fewer than it could took every message that was due, so a poll
-                # now would find none; a publish since then has set the wake-up (cleared before the poll).
+                # Fewer than it could: it took every message that was due, and a publish since then has
+                # set the wake-up (cleared before the poll), so polling again now would find nothing.
                 # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
                 # when a delayed message (a retry's backoff) comes due.
                 if self._tasks:
