@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import sqlite3
@@ -139,6 +140,7 @@ async def scenario(root: Path, name: str, model: Callable[[list[dict[str, Any]]]
         bus={"concurrency": CONCURRENT_CONVERSATIONS},
     )
     app = await App.open(settings, model=ScriptedModel(model))
+    gc.freeze()  # as `vaultbot run` does once started (bot.cli._settle_heap)
     try:
         async with running(app) as bench:
             for i in range(20):  # warm up
@@ -174,6 +176,7 @@ async def history_scenario(root: Path, lengths: tuple[int, ...] = (10, 1_000, 10
         folder = root / f"history-{length}"
         settings = Settings(_env_file=None, vault={"path": folder / "vault"}, store={"path": folder / "vaultbot.db"})
         app = await App.open(settings, model=ScriptedModel(plain))
+        gc.freeze()  # as `vaultbot run` does once started (bot.cli._settle_heap)
         past = json.dumps([{"role": "user", "content": "old"}, {"role": "assistant", "content": "reply"}])
         async with app.db.transaction() as tx:
             for i in range(length):

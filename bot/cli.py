@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import sys
@@ -72,6 +73,7 @@ def chat(ctx: click.Context) -> None:
 
     async def main() -> None:
         async with await App.open(settings) as app:
+            _settle_heap()
             await run_chat(app, sys.stdin, sys.stdout, interactive=interactive)
 
     _run(main())
@@ -103,6 +105,7 @@ def run_command(ctx: click.Context) -> None:
 
     async def main() -> None:
         async with await App.open(settings) as app:
+            _settle_heap()
             await serve(app, stop_on_signals(), announce=_announce)
 
     try:
@@ -113,6 +116,13 @@ def run_command(ctx: click.Context) -> None:
     except* CannotListen as group:
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(1)
+
+
+def _settle_heap() -> None:
+    """Before a long-running command starts its work: what start-up built (the SDKs, pydantic's
+    schemas, the app) lives as long as the process, so the cyclic garbage collector stops walking
+    it; otherwise every full collection walks some 160,000 objects, a pause of ~0.1 s."""
+    gc.freeze()
 
 
 def _announce(url: str) -> None:

@@ -131,8 +131,10 @@ class Worker:
                     task = asyncio.create_task(self._handle(delivery), name=f"{self.topic}#{delivery.id}")
                     self._tasks.add(task)
                     task.add_done_callback(self._done)
-                if claimed:
-                    continue
+                if claimed and len(claimed) == free:
+                    continue  # there may be more due: claim again at once
+                # Fewer than it could: it took every message that was due, and a publish since then has
+                # set the wake-up (cleared before the poll), so polling again now would find nothing.
                 # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
                 # when a delayed message (a retry's backoff) comes due.
                 if self._tasks:

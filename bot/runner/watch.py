@@ -9,7 +9,6 @@ attempts, after which the run escalates to the user, and too many escalations en
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,9 +22,6 @@ POLICY = frozenset({"path_not_allowed", "guard_stopped"})
 REPEAT = 3  # the same tool failing, or the same result, this many times in a row is a pattern
 SIGNATURE_BUDGET = 3  # attempts per error signature before the run escalates
 MAX_ESCALATIONS = 2  # escalations in one run before it ends
-
-# Results compared canonically; built once (json.dumps with options builds a new encoder on every call).
-_canonical = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 @dataclass(frozen=True)
@@ -78,7 +74,7 @@ def classify(error_type: str, retryable: bool) -> str:
 @dataclass
 class _Call:
     tool: str
-    result: str
+    result: dict[str, Any]  # compared as a value (key order aside), never changed after the call
     is_error: bool
     error_type: str | None
 
@@ -97,7 +93,7 @@ class RunWatch:
     def after_tool(self, tool: str, result: dict[str, Any], is_error: bool) -> Verdict:
         """Judge the call just made and look for patterns in the run so far."""
         error_type = str(result.get("error_type")) if is_error else None
-        self._calls.append(_Call(tool, _canonical(result), is_error, error_type))
+        self._calls.append(_Call(tool, result, is_error, error_type))
         verdict = Verdict()
         if is_error and error_type is not None:
             self._judge(tool, error_type, bool(result.get("retryable")), verdict)
@@ -141,7 +137,8 @@ class RunWatch:
                 )
             )
         # Identical failures are the repeated error above; identical successes are no progress.
-        if len(recent) == REPEAT and not any(c.is_error for c in recent) and len({c.result for c in recent}) == 1:
+        same = all(c.result == recent[0].result for c in recent)
+        if len(recent) == REPEAT and not any(c.is_error for c in recent) and same:
             found.append(
                 Finding(
                     "no_progress",
