@@ -77,6 +77,8 @@ T = TypeVar("T")
 _BUSY_TIMEOUT_MS = 5000
 # The log's size (4 KB pages) at which the database thread checkpoints by itself: ~16 MB.
 _BACKSTOP_PAGES = 4000
+# How long a recorded write (record()) may wait for the next awaited call, to share its commit.
+_RECORD_HOLD = 0.01
 
 # Single statements that write rows: units that may share a transaction (see _statement).
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
@@ -155,7 +157,7 @@ class Database:
     async def open(cls, path: Path) -> Database:
         """Open (creating parents and the file if needed) and migrate the database at ``path``."""
         path = Path(path)
-        thread = DatabaseThread("vaultbot-db")
+        thread = DatabaseThread("vaultbot-db", hold=_RECORD_HOLD)
         try:
             conn = await thread.submit(_connect, path)
         except BaseException:
@@ -199,7 +201,10 @@ class Database:
         """Queue an append-only write that nobody waits for, such as a step of the audit trail:
         ``fn(connection)`` runs atomically, after everything queued before it and before anything
         queued after it, so it is on disk before any later write this process awaits (an ack, a
-        reply). It costs the caller no round trip. A failure is logged, not raised: recording what
+        reply). It costs the caller no round trip, and it waits up to ``_RECORD_HOLD`` for the next
+        write to share its commit (a turn's steps would otherwise each commit alone, between the
+        turn's own writes): what is not yet committed when the process dies is lost, as a write
+        queued a moment later would have been. A failure is logged, not raised: recording what
         happened must not fail what happened. Inside this task's transaction it is part of it.
         """
         tx = self._active()
