@@ -76,7 +76,13 @@ async def test_an_audit_trail_written_before_the_steps_table_changed_shape_is_ke
     try:
         store = Store(db)
         await store.add_step(
-            "r1", kind="model", name="claude", input={}, output={"stop_reason": "end_turn"}, is_error=False, duration_ms=1
+            "r1",
+            kind="model",
+            name="claude",
+            input={},
+            output={"stop_reason": "end_turn"},
+            is_error=False,
+            duration_ms=1,
         )
         run = await store.get_run("r1")
         reader = StoreReader(db)
