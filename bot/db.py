@@ -33,9 +33,9 @@ to back — :meth:`Database.run` units, single ``SELECT``/``INSERT``/``UPDATE``/
 statements and :meth:`Database.record` writes, all outside a transaction, from many conversations
 — share one ``BEGIN IMMEDIATE … COMMIT`` (see :func:`_run_group`):
 
-- a unit that raises gets its exception to its caller and leaves nothing behind, and the others
-  still commit: the transaction is rolled back and run again without it (rarer than a ``SAVEPOINT``
-  around every unit is dear: two more statements per unit on the hot path);
+- a unit that raises leaves nothing behind, its caller gets its exception, and the others still
+  commit: the transaction is rolled back and run again without it (units fail rarely, and a
+  ``SAVEPOINT`` around each would cost every unit two more statements on the hot path);
 - no caller hears back before the ``COMMIT`` succeeded, so nobody sees success for a write that is
   not on disk;
 - if the transaction fails as a whole (its ``COMMIT`` fails, or SQLite rolls it back by itself on
@@ -348,16 +348,7 @@ def _together(conn: sqlite3.Connection, calls: list[Call]) -> list[Outcome] | No
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as error:
-            # Locked past the busy timeout (another process is writing): each write alone would wait
-            # as long and fail the same way. A read needs no lock.
-            return [
-                failed[index]
-                if index in failed
-                else _alone(conn, call)
-                if call[0] is _read
-                else (None, copy.copy(error))
-                for index, call in enumerate(calls)
-            ]
+            return [failed.get(index) or _locked(conn, call, error) for index, call in enumerate(calls)]
         try:
             outcomes = _attempt(conn, calls, failed)
             if outcomes is not None:
@@ -371,6 +362,12 @@ def _together(conn: sqlite3.Connection, calls: list[Call]) -> list[Outcome] | No
         if not conn.in_transaction:  # SQLite rolled it all back itself (a full disk, an I/O error)
             return None
         conn.execute("ROLLBACK")
+
+
+def _locked(conn: sqlite3.Connection, call: Call, error: sqlite3.Error) -> Outcome:
+    # Locked past the busy timeout (another process is writing): each write alone would wait as
+    # long and fail the same way. A read needs no lock.
+    return _alone(conn, call) if call[0] is _read else (None, copy.copy(error))
 
 
 def _attempt(conn: sqlite3.Connection, calls: list[Call], failed: dict[int, Outcome]) -> list[Outcome] | None:
