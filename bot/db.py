@@ -33,8 +33,9 @@ to back — :meth:`Database.run` units, single ``SELECT``/``INSERT``/``UPDATE``/
 statements and :meth:`Database.record` writes, all outside a transaction, from many conversations
 — share one ``BEGIN IMMEDIATE … COMMIT`` (see :func:`_run_group`):
 
-- each unit runs in its own ``SAVEPOINT``: one that raises is rolled back alone (``ROLLBACK TO``),
-  its caller gets its exception, and the others still commit;
+- a unit that raises leaves nothing behind, its caller gets its exception, and the others still
+  commit: the transaction is rolled back and run again without it (units fail rarely, and a
+  ``SAVEPOINT`` around each would cost every unit two more statements on the hot path);
 - no caller hears back before the ``COMMIT`` succeeded, so nobody sees success for a write that is
   not on disk;
 - if the transaction fails as a whole (its ``COMMIT`` fails, or SQLite rolls it back by itself on
@@ -77,6 +78,8 @@ T = TypeVar("T")
 _BUSY_TIMEOUT_MS = 5000
 # The log's size (4 KB pages) at which the database thread checkpoints by itself: ~16 MB.
 _BACKSTOP_PAGES = 4000
+# How long a recorded write (record()) may wait for the next awaited call, to share its commit.
+_RECORD_HOLD = 0.01
 
 # Single statements that write rows: units that may share a transaction (see _statement).
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
@@ -155,7 +158,7 @@ class Database:
     async def open(cls, path: Path) -> Database:
         """Open (creating parents and the file if needed) and migrate the database at ``path``."""
         path = Path(path)
-        thread = DatabaseThread("vaultbot-db")
+        thread = DatabaseThread("vaultbot-db", hold=_RECORD_HOLD)
         try:
             conn = await thread.submit(_connect, path)
         except BaseException:
@@ -199,7 +202,10 @@ class Database:
         """Queue an append-only write that nobody waits for, such as a step of the audit trail:
         ``fn(connection)`` runs atomically, after everything queued before it and before anything
         queued after it, so it is on disk before any later write this process awaits (an ack, a
-        reply). It costs the caller no round trip. A failure is logged, not raised: recording what
+        reply). It costs the caller no round trip, and it waits up to ``_RECORD_HOLD`` for the next
+        write to share its commit (a turn's steps would otherwise each commit alone, between the
+        turn's own writes): what is not yet committed when the process dies is lost, as a write
+        queued a moment later would have been. A failure is logged, not raised: recording what
         happened must not fail what happened. Inside this task's transaction it is part of it.
         """
         tx = self._active()
@@ -319,11 +325,10 @@ _STATEMENTS = frozenset({_rowcount, _rows, _read})
 
 def _run_group(conn: sqlite3.Connection, calls: list[Call]) -> list[Outcome]:
     """Units that came back to back (many conversations' writes), in one transaction: one commit,
-    and the pages they share written to the WAL once. Each unit runs in a savepoint, so one that
-    raises is rolled back alone and its caller gets its exception. If the transaction fails as a
-    whole (its COMMIT, or SQLite rolling it back on its own), every unit runs again alone, so only
-    the one that really fails fails. The outcomes are returned only once what they report is
-    committed."""
+    and the pages they share written to the WAL once. A unit that raises is left out (see
+    :func:`_together`) and its caller gets its exception. If the transaction fails as a whole (its
+    COMMIT, or SQLite rolling it back on its own), every unit runs again alone, so only the one
+    that really fails fails. The outcomes are returned only once what they report is committed."""
     if sum(fn is not _read for fn, _ in calls) > 1:
         outcomes = _together(conn, calls)
         if outcomes is not None:
@@ -332,39 +337,55 @@ def _run_group(conn: sqlite3.Connection, calls: list[Call]) -> list[Outcome]:
 
 
 def _together(conn: sqlite3.Connection, calls: list[Call]) -> list[Outcome] | None:
-    """The units in one transaction; None if it failed as a whole and was rolled back."""
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.Error as error:
-        # Locked past the busy timeout (another process is writing): each write alone would wait
-        # as long and fail the same way. A read needs no lock.
-        return [_alone(conn, call) if call[0] is _read else (None, copy.copy(error)) for call in calls]
-    try:
-        outcomes = []
-        for call in calls:
-            outcomes.append(_in_savepoint(conn, call))
-            if not conn.in_transaction:  # SQLite rolled it all back itself (a full disk, an I/O error)
+    """The units in one transaction; None if it failed as a whole and was rolled back.
+
+    A unit that raises may have written half of what it meant to. Rather than a savepoint around
+    every unit, the transaction is then rolled back and run again from the start without it: the
+    units before it do the same again, and those after it see what they would have seen with the
+    failed one rolled back alone."""
+    failed: dict[int, Outcome] = {}
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            return [failed.get(index) or _locked(conn, call, error) for index, call in enumerate(calls)]
+        try:
+            outcomes = _attempt(conn, calls, failed)
+            if outcomes is not None:
+                conn.execute("COMMIT")
+                return outcomes
+        except BaseException as exc:
+            _rollback(conn)
+            if isinstance(exc, sqlite3.Error):  # a failed COMMIT: each runs again alone
                 return None
-        conn.execute("COMMIT")
-        return outcomes
-    except BaseException as exc:
-        _rollback(conn)
-        if isinstance(exc, sqlite3.Error):  # a failed COMMIT or savepoint: each runs again alone
+            raise
+        if not conn.in_transaction:  # SQLite rolled it all back itself (a full disk, an I/O error)
             return None
-        raise
+        conn.execute("ROLLBACK")
 
 
-def _in_savepoint(conn: sqlite3.Connection, call: Call) -> Outcome:
-    fn, args = call
-    if fn is _read:  # changes nothing that could need rolling back
-        return outcome_of(fn, args)
-    conn.execute("SAVEPOINT vaultbot_unit")
-    result, error = outcome_of(fn, args)
-    if conn.in_transaction:
-        if error is not None:
-            conn.execute("ROLLBACK TO vaultbot_unit")
-        conn.execute("RELEASE vaultbot_unit")
-    return result, error
+def _locked(conn: sqlite3.Connection, call: Call, error: sqlite3.Error) -> Outcome:
+    # Locked past the busy timeout (another process is writing): each write alone would wait as
+    # long and fail the same way. A read needs no lock.
+    return _alone(conn, call) if call[0] is _read else (None, copy.copy(error))
+
+
+def _attempt(conn: sqlite3.Connection, calls: list[Call], failed: dict[int, Outcome]) -> list[Outcome] | None:
+    """The units in the open transaction, but for those that ``failed`` before; None when one
+    fails now (added to ``failed``) or SQLite rolled the transaction back by itself."""
+    outcomes = []
+    for index, call in enumerate(calls):
+        if index in failed:
+            outcomes.append(failed[index])
+            continue
+        outcome = outcome_of(*call)
+        if not conn.in_transaction:
+            return None
+        if outcome[1] is not None and call[0] is not _read:  # a read changes nothing to take back
+            failed[index] = outcome
+            return None
+        outcomes.append(outcome)
+    return outcomes
 
 
 def _alone(conn: sqlite3.Connection, call: Call) -> Outcome:

@@ -16,6 +16,11 @@ one group to ``run_group`` (for the database: one transaction, one commit for ma
 writes); an ordinary call ends the group, so everything still runs in the order it was queued.
 ``run_group`` returns each unit's result or exception, and the thread hands them back only once
 the group is done, with the rest of the batch.
+
+A posted call may wait a little (``hold``) for the next call someone awaits, and go to the thread
+with it: a turn posts a step after each model or tool call, and the step would otherwise cost a
+wake-up and a commit of its own between two of the turn's writes. Nothing overtakes it meanwhile:
+any other call hands it over first, and once ``hold`` has passed it goes on its own.
 """
 
 from __future__ import annotations
@@ -58,13 +63,20 @@ class DatabaseThread:
     one transaction, and returns one :data:`Outcome` per unit, in order.
     """
 
-    def __init__(self, name: str, *, run_group: Callable[[list[Call]], list[Outcome]] = run_each) -> None:
+    def __init__(
+        self, name: str, *, run_group: Callable[[list[Call]], list[Outcome]] = run_each, hold: float = 0.0
+    ) -> None:
         self.run_group = run_group
+        # Seconds a posted call may wait for a call that someone awaits (see the module docstring).
+        self._hold = hold
         # Called on this thread after each batch of calls, e.g. to let a checkpoint follow writes.
         self.after_batch: Callable[[], None] = _nothing
         self._jobs: queue.SimpleQueue[list[_Job] | None] = queue.SimpleQueue()
-        # Calls queued during this pass of the event loop, not yet handed to the thread.
+        # Calls queued during this pass of the event loop (or posted and held), not yet handed to the thread.
         self._pending: list[_Job] = []
+        # Whether a hand-over is due at the end of this pass; the timer of held posted calls, if any.
+        self._soon = False
+        self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
         # A daemon, so a database left open cannot keep the process from exiting.
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
@@ -82,8 +94,9 @@ class DatabaseThread:
 
     def post(self, fn: Callable[..., object], *args: Any) -> None:
         """Queue ``fn(*args)`` as a unit nobody waits for: it runs after everything queued before
-        it and before everything queued after it; if it raises, the error is logged."""
-        self._queue(asyncio.get_running_loop(), (None, None, (fn, args), True))
+        it and before everything queued after it, at the latest ``hold`` seconds from now; if it
+        raises, the error is logged."""
+        self._queue(asyncio.get_running_loop(), (None, None, (fn, args), True), held=True)
 
     def stop(self) -> None:
         """Let the thread end once the calls queued so far have run; later calls are refused."""
@@ -97,13 +110,22 @@ class DatabaseThread:
         self._queue(loop, (loop, future, (fn, args), unit))
         return future
 
-    def _queue(self, loop: asyncio.AbstractEventLoop, job: _Job) -> None:
+    def _queue(self, loop: asyncio.AbstractEventLoop, job: _Job, *, held: bool = False) -> None:
         self._refuse_if_stopped()
-        if not self._pending:
-            loop.call_soon(self._hand_over)
         self._pending.append(job)
+        if self._soon:
+            return
+        if not held or self._hold <= 0:
+            self._soon = True
+            loop.call_soon(self._hand_over)
+        elif self._timer is None:
+            self._timer = loop.call_later(self._hold, self._hand_over)
 
     def _hand_over(self) -> None:
+        self._soon = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         jobs, self._pending = self._pending, []
         if jobs:
             self._jobs.put(jobs)

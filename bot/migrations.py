@@ -334,6 +334,50 @@ def m010_transcripts(conn: sqlite3.Connection) -> None:
     )
 
 
+def m011_lighter_turn_writes(conn: sqlite3.Connection) -> None:
+    """Fewer pages written per turn.
+
+    ``steps`` becomes a rowid table with its primary key as an index. As a ``WITHOUT ROWID`` table
+    it kept whole rows, JSON and all, in a tree keyed by a random run id, interior pages included:
+    each step landed on a random page and split bulky ones. Now rows are appended at the end of the
+    table and only the small key lands at random. Columns, their order and the primary key stay.
+
+    ``runs_running`` goes: ``runs_by_inbound`` finds a message's runs (the few a re-run looks at
+    for one still running) as well, and the partial index cost every run an insert and a delete.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE steps_rowid (
+            run_id      TEXT NOT NULL REFERENCES runs (id),
+            idx         INTEGER NOT NULL,
+            kind        TEXT NOT NULL CHECK (kind IN ('model', 'tool', 'event')),
+            name        TEXT NOT NULL,
+            input       TEXT NOT NULL CHECK (json_valid(input)),
+            output      TEXT NOT NULL CHECK (json_valid(output)),
+            is_error    INTEGER NOT NULL,
+            duration_ms REAL NOT NULL,
+            usage       TEXT CHECK (usage IS NULL OR json_valid(usage)),
+            created_at  TEXT NOT NULL,
+            summary     TEXT,
+            PRIMARY KEY (run_id, idx)
+        );
+        INSERT INTO steps_rowid
+            (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, created_at, summary)
+        SELECT run_id, idx, kind, name, input, output, is_error, duration_ms, usage, created_at, summary
+        FROM steps ORDER BY created_at, run_id, idx;
+        DROP TABLE steps;
+        ALTER TABLE steps_rowid RENAME TO steps;
+        CREATE INDEX steps_by_note ON steps (json_extract(output, '$.path'), created_at)
+            WHERE kind = 'tool' AND name = 'vault_write';
+        CREATE INDEX steps_notes_by_time ON steps (created_at)
+            WHERE kind = 'tool' AND name = 'vault_write';
+
+        DROP INDEX runs_running;
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -345,6 +389,7 @@ MIGRATIONS: list[Migration] = [
     m008_review,
     m009_reminders,
     m010_transcripts,
+    m011_lighter_turn_writes,
 ]
 
 

@@ -317,6 +317,36 @@ async def test_a_transaction_is_never_merged_with_the_units_queued_around_it(db:
     assert on_disk(db) == ["before 1", "before 2", *transaction_rows, "after 1", "after 2"]
 
 
+async def test_a_queued_write_waits_for_the_next_write_to_share_its_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A turn queues a step after each model or tool call, then does other work before its next
+    # write: the step rides along with that write instead of paying for a commit of its own.
+    monkeypatch.setattr("bot.db._RECORD_HOLD", 60.0)  # however slow the machine, the next write comes first
+    db = await Database.open(tmp_path / "store.db")
+    try:
+        await db.execute("CREATE TABLE notes (text TEXT NOT NULL)")
+        statements: list[str] = []
+        await db.run(lambda conn: conn.set_trace_callback(statements.append))
+        statements.clear()
+        await db.record(insert("step"))
+        for _ in range(20):  # the turn's other work: many passes of the event loop
+            await asyncio.sleep(0)
+        await db.run(insert("ack"))
+        assert statements.count("COMMIT") == 1
+        assert on_disk(db) == ["step", "ack"]
+    finally:
+        await db.close()
+
+
+async def test_a_queued_write_reaches_the_disk_on_its_own_when_nothing_follows(db: Database) -> None:
+    await db.record(insert("step"))
+    deadline = time.monotonic() + 10
+    while on_disk(db) != ["step"]:
+        assert time.monotonic() < deadline, "the queued write was never written"
+        await asyncio.sleep(0.01)
+
+
 async def test_the_log_is_folded_into_the_database_file_in_the_background_while_it_is_open(tmp_path: Path) -> None:
     # Checkpoints run on a thread of their own, not on the database thread, where each one stalled
     # every conversation's statements for tens of milliseconds: writes far below the database
