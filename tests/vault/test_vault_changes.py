@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import vault.vault
-from vault import Vault
+from vault import NoteChanged, Vault
 
 
 def versions_of(notes: Vault, note: str) -> list[Path]:
@@ -82,3 +82,42 @@ def test_versions_sort_oldest_first_by_name(notes: Vault) -> None:
     texts = [path.read_text(encoding="utf-8") for path in versions_of(notes, "Plan")]
 
     assert len(texts) == 2 and "first" in texts[0] and "second" in texts[1]
+
+
+def test_an_append_that_creates_the_note_gives_it_its_title(notes: Vault) -> None:
+    result = notes.write("Inbox", "Q3: plan?", "first idea", mode="append")
+
+    assert (result.path, result.created) == ("Inbox/Q3 plan.md", True)
+    note = notes.read(result.path)
+    assert (note.title, note.frontmatter["title"]) == ("Q3: plan?", "Q3: plan?")
+
+
+@pytest.mark.parametrize("mode", ["append", "replace"])
+def test_a_change_refreshes_updated_and_records_what_it_is_given(notes: Vault, mode: str) -> None:
+    (notes.root / "Old.md").write_text(
+        "---\nupdated: '2024-01-01T00:00:00Z'\nconfidence: 10\nsource: email\n---\nold text\n", encoding="utf-8"
+    )
+    (notes.root / "Newer.md").write_text("---\nupdated: '2025-01-01T00:00:00Z'\n---\nwritten later\n", encoding="utf-8")
+
+    notes.write("", "Old", "new text", mode=mode, confidence=70, source="telegram")
+
+    changed = notes.read("Old").frontmatter
+    assert (changed["confidence"], changed["source"]) == (70, "telegram")
+    assert changed["updated"] > "2025-01-01T00:00:00Z"
+    # The listing is newest first: the changed note is at the top again.
+    assert notes.list().notes[0].path == "Old.md"
+    # What is not given is kept.
+    notes.write("", "Old", "newer text", mode=mode)
+    kept = notes.read("Old").frontmatter
+    assert (kept["confidence"], kept["source"]) == (70, "telegram")
+
+
+def test_an_outside_edit_after_the_bots_own_replace_is_not_overwritten(notes: Vault) -> None:
+    notes.write("", "Plan", "first")
+    notes.write("", "Plan", "second", mode="replace")
+    path = notes.root / "Plan.md"
+    path.write_text(path.read_text(encoding="utf-8") + "typed in Obsidian\n", encoding="utf-8")
+
+    with pytest.raises(NoteChanged):
+        notes.write("", "Plan", "third", mode="replace")
+    assert "typed in Obsidian" in path.read_text(encoding="utf-8")
