@@ -1,0 +1,56 @@
+"""Finding notes the way the model asks for them (a title, a file name, a folder) and the errors it is told."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from vault import InvalidNote, NoteNotFound, Vault
+
+
+def test_a_note_is_read_by_its_file_name_when_its_title_differs(notes: Vault) -> None:
+    (notes.root / "People").mkdir()
+    (notes.root / "People" / "x1.md").write_text("---\ntitle: Ann\n---\nfriend from school\n", encoding="utf-8")
+
+    assert notes.read("x1").path == "People/x1.md"
+    assert notes.read("Elsewhere/X1").path == "People/x1.md"
+
+
+def test_a_title_is_never_matched_by_its_first_letters(notes: Vault) -> None:
+    notes.write("", "Teamwork", "how we work")
+
+    with pytest.raises(NoteNotFound):
+        notes.read("Tea")
+
+
+def test_a_note_is_read_by_the_folder_and_title_it_was_written_with(notes: Vault) -> None:
+    written = notes.write("Projects/2026", "Q3: plan?", "ship it")
+
+    # The title is not a portable file name; the path the model wrote to still finds the note.
+    assert written.path == "Projects/2026/Q3 plan.md"
+    assert notes.read("Projects/2026/Q3: plan?").path == written.path
+
+
+def test_search_in_the_whole_vault_by_naming_its_root(notes: Vault) -> None:
+    notes.write("", "Top", "garden")
+    notes.write("Deep/Down", "Low", "garden")
+
+    assert sorted(hit.path for hit in notes.search("garden", folder=".")) == ["Deep/Down/Low.md", "Top.md"]
+
+
+@pytest.mark.parametrize(
+    ("ask", "error", "says"),
+    [
+        (lambda notes: notes.read("  "), InvalidNote, "Give the path or title of the note"),
+        (lambda notes: notes.list(limit=-1), InvalidNote, "limit cannot be negative"),
+        (lambda notes: notes.list("Nope"), NoteNotFound, "No folder 'Nope'"),
+        (lambda notes: notes.search("  "), InvalidNote, "Give some words to search for"),
+        (lambda notes: notes.search("garden", limit=0), InvalidNote, "limit must be at least 1"),
+    ],
+)
+def test_a_bad_request_says_what_is_wrong(
+    notes: Vault, ask: Callable[[Vault], object], error: type[Exception], says: str
+) -> None:
+    with pytest.raises(error, match=f"(?i){says}"):
+        ask(notes)
