@@ -121,3 +121,14 @@ def test_an_outside_edit_after_the_bots_own_replace_is_not_overwritten(notes: Va
     with pytest.raises(NoteChanged):
         notes.write("", "Plan", "third", mode="replace")
     assert "typed in Obsidian" in path.read_text(encoding="utf-8")
+
+
+def test_a_hand_written_note_edited_after_it_was_read_is_not_replaced(notes: Vault) -> None:
+    path = notes.root / "Hand.md"
+    path.write_text("by hand\n", encoding="utf-8")
+    notes.read("Hand")
+    path.write_text("by hand, and more typed in Obsidian\n", encoding="utf-8")
+
+    with pytest.raises(NoteChanged):
+        notes.write("", "Hand", "by bot", mode="replace")
+    assert path.read_text(encoding="utf-8") == "by hand, and more typed in Obsidian\n"
