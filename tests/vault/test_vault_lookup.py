@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +55,22 @@ def test_a_bad_request_says_what_is_wrong(
 ) -> None:
     with pytest.raises(error, match=f"(?i){says}"):
         ask(notes)
+
+
+def test_a_note_saved_under_a_second_name_is_found_there_at_once(tmp_path: Path) -> None:
+    with Vault(tmp_path / "v", max_staleness=3600) as notes:
+        notes.write("", "Idea", "a zeppelin")
+        second = notes.write("", "Idea", "a submarine")
+
+        assert second.path == "Idea 2.md"
+        assert [hit.path for hit in notes.search("submarine")] == ["Idea 2.md"]
+        assert [hit.path for hit in notes.search("zeppelin")] == ["Idea.md"]
+
+
+@pytest.mark.parametrize(
+    ("title", "mode", "says"),
+    [("  ", "create", "needs a non-empty title"), ("Plan", "overwrite", "Unknown write mode 'overwrite'")],
+)
+def test_a_bad_write_says_what_is_wrong(notes: Vault, title: str, mode: str, says: str) -> None:
+    with pytest.raises(InvalidNote, match=f"(?i){says}"):
+        notes.write("", title, "text", mode=mode)
