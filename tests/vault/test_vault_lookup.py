@@ -68,9 +68,13 @@ def test_a_note_saved_under_a_second_name_is_found_there_at_once(tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    ("title", "mode", "says"),
-    [("  ", "create", "needs a non-empty title"), ("Plan", "overwrite", "Unknown write mode 'overwrite'")],
+    ("title", "content", "mode", "says"),
+    [
+        ("  ", "text", "create", "needs a non-empty title"),
+        ("Plan", "a\x00b", "create", "cannot contain NUL bytes"),
+        ("Plan", "text", "overwrite", "Unknown write mode 'overwrite'"),
+    ],
 )
-def test_a_bad_write_says_what_is_wrong(notes: Vault, title: str, mode: str, says: str) -> None:
+def test_a_bad_write_says_what_is_wrong(notes: Vault, title: str, content: str, mode: str, says: str) -> None:
     with pytest.raises(InvalidNote, match=f"(?i){says}"):
-        notes.write("", title, "text", mode=mode)
+        notes.write("", title, content, mode=mode)
