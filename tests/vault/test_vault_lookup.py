@@ -78,3 +78,11 @@ def test_a_note_saved_under_a_second_name_is_found_there_at_once(tmp_path: Path)
 def test_a_bad_write_says_what_is_wrong(notes: Vault, title: str, content: str, mode: str, says: str) -> None:
     with pytest.raises(InvalidNote, match=f"(?i){says}"):
         notes.write("", title, content, mode=mode)
+
+
+@pytest.mark.parametrize(("folder", "where"), [("", "'/'"), ("Inbox", "'Inbox'")])
+def test_replacing_a_missing_note_says_which_folder_was_looked_in(notes: Vault, folder: str, where: str) -> None:
+    (notes.root / "Inbox").mkdir()
+
+    with pytest.raises(NoteNotFound, match=f"No note titled 'Plan' in {where} to replace"):
+        notes.write(folder, "Plan", "text", mode="replace")
