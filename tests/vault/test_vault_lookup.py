@@ -86,3 +86,12 @@ def test_replacing_a_missing_note_says_which_folder_was_looked_in(notes: Vault, 
 
     with pytest.raises(NoteNotFound, match=f"No note titled 'Plan' in {where} to replace"):
         notes.write(folder, "Plan", "text", mode="replace")
+
+
+def test_a_folder_that_is_a_link_to_a_file_is_refused_naming_both(notes: Vault) -> None:
+    (notes.root / "notes.txt").write_text("a file", encoding="utf-8")
+    (notes.root / "Inbox").symlink_to(notes.root / "notes.txt")
+
+    with pytest.raises(InvalidNote, match="'Inbox/Sub' goes through the file 'Inbox', not a folder"):
+        notes.write("Inbox/Sub", "Plan", "text")
+    assert (notes.root / "notes.txt").read_text(encoding="utf-8") == "a file"
