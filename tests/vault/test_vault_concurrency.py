@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import subprocess_env
+from tests.helpers import ROOT, subprocess_env
 from vault import Vault
 from vault.catalog import BATCH
 
@@ -62,6 +62,8 @@ def test_an_append_waits_while_another_process_holds_the_folder(notes: Vault) ->
         stdout=subprocess.PIPE,
         text=True,
         env=subprocess_env(),
+        # From the checkout, not the test's tmp_path: mutmut's copy of the vault reads its settings there.
+        cwd=ROOT,
     )
     try:
         assert other.stdout is not None and other.stdin is not None
