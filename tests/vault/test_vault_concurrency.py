@@ -110,3 +110,28 @@ def test_a_note_whose_index_commit_fails_is_still_saved_and_found_once_the_index
         assert "could not record" in caplog.text and "locked" in caplog.text
         found = {hit.path for hit in notes.search("kept", limit=BATCH + 1)}
         assert found == {f"Inbox/Note {i}.md" for i in range(BATCH)}
+
+
+# A vaultbot process that saves notes and is killed before its search index commits them (the index
+# commits notes in batches of catalog.BATCH, so a handful of notes is still waiting when it dies).
+KILLED_PROCESS = """
+import os, signal, sys
+from vault import Vault
+
+notes = Vault(sys.argv[1])
+for i in range(5):
+    notes.write("Inbox", f"zebra {i}", "striped body")
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_notes_saved_by_a_process_killed_before_its_index_commit_are_found_after(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_PROCESS, str(root)], env=subprocess_env(), cwd=ROOT, timeout=60, check=False
+    )
+    assert killed.returncode == -9
+
+    with Vault(root) as notes:
+        found = notes.search("striped", limit=10)
+    assert sorted(hit.title for hit in found) == [f"zebra {i}" for i in range(5)]
