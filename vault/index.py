@@ -80,7 +80,7 @@ def match_expression(query: str) -> str | None:
 
 
 class Queued:
-    """An entry in line for the index (:meth:`Index.queue`), until :meth:`Index.wait` sees it committed."""
+    """An entry in line for the index (:meth:`Index.queue`), until a commit has taken it (:meth:`Index.flush`)."""
 
     __slots__ = ("entry", "done", "error")
 
@@ -117,7 +117,7 @@ class Index:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # vaultbot's own writes, in line to be committed together (group commit: see wait()).
+        # vaultbot's own writes, in line to be committed together (group commit: see _wait()).
         self._line: list[Queued] = []
         self._line_changed = threading.Condition()
         self._committing = False
@@ -212,14 +212,13 @@ class Index:
                 conn.execute("ROLLBACK")
                 raise
 
-    def queue(self, entry: Entry) -> Queued:
+    def queue(self, entry: Entry) -> None:
         """Put ``entry`` (a note vaultbot just wrote) in line for the index, after every entry queued
         before it: a writer queues under its folder's lock, so a later write of a note always lands last."""
         queued = Queued(entry)
         with self._line_changed:
             self._line.append(queued)
             self._last = queued
-        return queued
 
     def pending(self) -> int:
         """How many entries are in line, not yet taken for a commit."""
@@ -229,9 +228,9 @@ class Index:
         """Return once every entry queued so far is committed; raise why, if the last commit failed."""
         last = self._last
         if last is not None and not last.done:
-            self.wait(last)
+            self._wait(last)
 
-    def wait(self, queued: Queued) -> None:
+    def _wait(self, queued: Queued) -> None:
         """Return once ``queued`` is in the index (searchable), or raise why it could not be indexed.
 
         Group commit: one waiter commits everything in line in one transaction while the others
