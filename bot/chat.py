@@ -7,7 +7,7 @@ import logging
 from typing import TextIO
 
 from bot.app import App
-from bot.channels import TerminalChannel, read_lines
+from bot.channels import OutputClosed, TerminalChannel, read_lines
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +20,8 @@ async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> N
 
     Ended early (Ctrl-C), it stops reading, lets the run in flight finish, prints the replies
     queued so far, then returns, all within ``GRACE_SECONDS``; what is left is redone on the next start.
+    When ``out`` is closed (``vaultbot chat | head -1``) it stops reading and raises :class:`OutputClosed`
+    once the run in flight has finished; the replies it could not print are printed on the next start.
     """
     live = interactive and out.isatty()
     channel = TerminalChannel(app.bus, out, progress=app.progress if live else None)
@@ -32,12 +34,16 @@ async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> N
             async for line in read_lines(stream, "you> " if interactive else None):
                 if line.strip():
                     await channel.settled(await channel.submit(line))
+                if channel.output_closed:
+                    break
         except asyncio.CancelledError:  # Ctrl-C
             log.info("stopping: finishing the message in flight and printing replies (up to %.0fs)", GRACE_SECONDS)
             raise
         finally:
             deadline = asyncio.get_running_loop().time() + GRACE_SECONDS
             await asyncio.gather(*(worker.stop(GRACE_SECONDS) for worker in runners))
-            left = max(0.0, deadline - asyncio.get_running_loop().time())
+            left = 0.0 if channel.output_closed else max(0.0, deadline - asyncio.get_running_loop().time())
             await asyncio.gather(*(printer.drain(left) for printer in printers))
             streaming.cancel()
+    if channel.output_closed:
+        raise OutputClosed("the terminal's output was closed before every reply was printed")

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import json
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime, tzinfo
@@ -60,6 +61,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 def chat(ctx: click.Context) -> None:
     """Talk to vaultbot in this terminal (or pipe lines in)."""
     from bot.app import App
+    from bot.channels import OutputClosed
     from bot.chat import chat as run_chat
 
     settings = _settings(ctx)
@@ -76,7 +78,13 @@ def chat(ctx: click.Context) -> None:
             _settle_heap()
             await run_chat(app, sys.stdin, sys.stdout, interactive=interactive)
 
-    _run(main())
+    try:
+        _run(main())
+    except OutputClosed:
+        # What a Unix filter does when its reader goes away: no traceback, and the status of a
+        # program ended by SIGPIPE. Standard output points nowhere, so exiting cannot fail on it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        ctx.exit(141)
 
 
 @cli.command("run")

@@ -168,6 +168,44 @@ def test_capture_into_the_daily_note(tmp_path: Path) -> None:
     assert done.stdout.count(f"Saved to Daily/{note.name} in your vault.") == 2
 
 
+def test_chat_piped_into_a_reader_that_leaves_ends_quietly_and_keeps_the_unprinted_reply(tmp_path: Path) -> None:
+    # `vaultbot chat < notes.txt | head -1`: once head has its line, the next reply meets a closed pipe.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=subprocess_env(),
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        process.stdin.write(b"first thought\nsecond thought\nthird thought\n")
+        process.stdin.close()
+        assert process.stdout.readline() == b"vaultbot> Saved to Inbox/first thought.md in your vault.\n"
+        process.stdout.close()  # head exits
+        # Like a Unix filter whose reader left: at once, the status of SIGPIPE, no traceback, nothing retried.
+        assert process.wait(timeout=30) == 141
+        assert process.stderr.read() == b""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stderr.close()
+    vault = tmp_path / "data" / "vault" / "Inbox"
+    assert (vault / "second thought.md").exists()
+    assert not (vault / "third thought.md").exists()  # never read: it stays the caller's to send again
+
+    # The reply that could not be printed is not lost: the next chat prints it first.
+    again = vaultbot(tmp_path, "chat", stdin="fourth thought\n")
+    assert again.returncode == 0, again.stderr
+    replies = [line for line in again.stdout.splitlines() if line.startswith("vaultbot> ")]
+    assert replies == [
+        "vaultbot> Saved to Inbox/second thought.md in your vault.",
+        "vaultbot> Saved to Inbox/fourth thought.md in your vault.",
+    ]
+
+
 def test_ctrl_c_ends_chat_at_once_even_while_waiting_for_input(tmp_path: Path) -> None:
     # At a terminal (a pty here) a blocked read of standard input must not keep the program alive.
     master, terminal = pty.openpty()

@@ -1,5 +1,5 @@
 """Adapters between the outside world and the bus. Channels never call the runner."""
 
-from bot.channels.terminal import TerminalChannel, read_lines
+from bot.channels.terminal import OutputClosed, TerminalChannel, read_lines
 
-__all__ = ["TerminalChannel", "read_lines"]
+__all__ = ["OutputClosed", "TerminalChannel", "read_lines"]

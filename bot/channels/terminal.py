@@ -38,6 +38,10 @@ _PREFIX = "vaultbot> "
 _INDENT = "\n" + " " * len(_PREFIX)
 
 
+class OutputClosed(Exception):
+    """The terminal's output is gone (the program reading a pipe, such as ``head``, exited)."""
+
+
 class TerminalChannel:
     """One person at one terminal."""
 
@@ -53,12 +57,15 @@ class TerminalChannel:
         self._segment = -1
         self._printed = ""
         self._open = False  # a streamed line waits for the rest of its reply
+        self.output_closed = False
+        # Woken by a change on the bus and by the output closing: what :meth:`settled` waits on.
+        self._wake = asyncio.Event()
 
     async def stream(self) -> None:
         """Print this conversation's replies as they are written, until cancelled."""
         if self._subscription is None:
             return
-        with self._subscription as subscription:
+        with self._subscription as subscription, contextlib.suppress(OutputClosed):
             while True:
                 for draft in await subscription.changes():
                     if draft.conversation == self.conversation:
@@ -72,15 +79,22 @@ class TerminalChannel:
             self._draft, self._segment, self._printed = draft, draft.segment, ""
         text = draft.text
         if len(text) > len(self._printed) and text.startswith(self._printed):
-            self._out.write(("" if self._open else _PREFIX) + text[len(self._printed) :].replace("\n", _INDENT))
-            self._out.flush()
+            self._write(("" if self._open else _PREFIX) + text[len(self._printed) :].replace("\n", _INDENT))
             self._printed, self._open = text, True
 
     def _end_line(self) -> None:
         if self._open:
-            self._out.write("\n")
-            self._out.flush()
+            self._write("\n")
             self._open = False
+
+    def _write(self, text: str) -> None:
+        try:
+            self._out.write(text)
+            self._out.flush()
+        except BrokenPipeError as exc:
+            self.output_closed = True
+            self._wake.set()
+            raise OutputClosed("the terminal's output is closed") from exc
 
     def _streamed(self, message: OutboundMessage) -> bool:
         """True when ``message`` is the reply just printed as it was written."""
@@ -104,22 +118,27 @@ class TerminalChannel:
     async def deliver(self, delivery: Delivery) -> None:
         """Print one outbound message. Idempotent enough for a terminal: at most a reprint."""
         message = delivery.parse(OutboundMessage)
-        if self._streamed(message):
-            self._end_line()
-            self._draft = None
-            return
-        self._print(_PREFIX if message.kind == "reply" else "vaultbot (notice)> ", message.text)
+        try:
+            if self._streamed(message):
+                self._end_line()
+                self._draft = None
+                return
+            self._print(_PREFIX if message.kind == "reply" else "vaultbot (notice)> ", message.text)
+        except OutputClosed:
+            await _hold()
 
     async def tell(self, delivery: Delivery) -> None:
         """Print the one-line notice of a run's event (a failure pattern, an escalation), if it has one."""
         event = delivery.parse(Event)
         if event.notice:
-            self._print("vaultbot (notice)> ", event.notice)
+            try:
+                self._print("vaultbot (notice)> ", event.notice)
+            except OutputClosed:
+                await _hold()
 
     def _print(self, prefix: str, text: str) -> None:
         self._end_line()
-        self._out.write(prefix + text.replace("\n", _INDENT) + "\n")
-        self._out.flush()
+        self._write(prefix + text.replace("\n", _INDENT) + "\n")
 
     def workers(self) -> list[Worker]:
         """The workers that print this channel's replies and notices, each in order."""
@@ -129,10 +148,11 @@ class TerminalChannel:
         ]
 
     async def settled(self, inbound_id: int) -> None:
-        """Return once the inbound message is finished and every reply and notice is printed."""
+        """Return once the inbound message is finished and every reply and notice is printed, or
+        once the output is closed (:attr:`output_closed`: nothing more can be printed)."""
         topics = (outbound_topic(CHANNEL), events_topic(CHANNEL))
-        with self._bus.listen() as changed:
-            while True:
+        with self._bus.listen(None, self._wake) as changed:
+            while not self.output_closed:
                 changed.clear()
                 if await self._bus.status(inbound_id) in ("done", "dead") and not any(
                     [await self._bus.unfinished(topic, self.conversation) for topic in topics]
@@ -141,6 +161,12 @@ class TerminalChannel:
                 # Woken by any change in this process; the timeout covers a worker in another one.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(changed.wait(), _SETTLE_POLL)
+
+
+async def _hold() -> None:
+    """Keep an unprintable message until the chat stops its printer, which hands it back for the
+    next start: retried into a closed pipe, it would only be dead-lettered."""
+    await asyncio.get_running_loop().create_future()
 
 
 async def read_lines(stream: TextIO, prompt: str | None) -> AsyncIterator[str]:
