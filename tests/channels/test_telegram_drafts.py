@@ -132,10 +132,8 @@ async def test_a_429_on_drafts_neither_delays_nor_loses_the_reply(
     fake: FakeTelegram,
     fake_anthropic: FakeAnthropic,
     claude: AnthropicModel,
-    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setenv("PTB_TIMEDELTA", "1")  # else ptb warns on building RetryAfter (an error here)
     caplog.set_level(logging.INFO, logger="bot.channels.telegram.drafts")
     gate = Gate()
     fake_anthropic.enqueue(api.streamed(api.text(ANSWER), delta_chars=40, pace=gate))

@@ -44,3 +44,18 @@ async def test_the_chunks_of_a_long_reply_are_paced_to_stay_under_telegrams_limi
     assert served.fake.sent_texts == [chunk.text for chunk in render(REPLY)]
     # Measured where the fake receives them, so allow for one request travelling slower than the next.
     assert all(later - earlier >= pace * 0.8 for earlier, later in pairwise(arrivals)), arrivals
+    # Paced, not failed and retried: a reply of more chunks than attempts must not be dead-lettered.
+    [outbound] = await served.app.db.fetchall(
+        "SELECT attempts, last_error FROM bus_messages WHERE topic LIKE 'outbound:%'"
+    )
+    assert (outbound["attempts"], outbound["last_error"]) == (1, None)
+
+
+async def test_a_429_is_retried_no_sooner_than_telegram_asked(serve: Serve) -> None:
+    # Sooner would only earn another 429; the worker's own first backoff (at most 1 s) must not replace it.
+    served = await serve(ScriptedModel(lambda messages: say("Noted.")))
+    served.fake.fail_next("sendMessage", 429, "Too Many Requests: retry after 2", retry_after=2)
+    served.fake.push_update(tg.text_update("slow down"))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    refused, accepted = served.fake.calls("sendMessage")
+    assert accepted.at - refused.at >= 2

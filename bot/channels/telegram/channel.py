@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +35,10 @@ from bot.store import Store
 from vault import Vault, VaultError
 
 log = logging.getLogger(__name__)
+
+# ptb 22 is moving durations (a 429's retry_after, a recording's length) from seconds to timedelta
+# and, until a program opts in, warns as it builds every 429 error. This channel reads both forms.
+os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 ALLOWED_UPDATES = ["message", "edited_message"]
 # What storing an update can fail with for a while (a full disk, a database locked past its busy

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
 from datetime import timedelta
 
 from telegram.error import BadRequest, RetryAfter
-from telegram.warnings import PTBDeprecationWarning
 
 
 class TelegramConflict(Exception):
@@ -14,11 +12,9 @@ class TelegramConflict(Exception):
 
 
 def retry_after_seconds(error: RetryAfter) -> float:
-    """How long Telegram asked us to wait, in seconds."""
-    # ptb 22 warns that retry_after will become a timedelta; either form is accepted here.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PTBDeprecationWarning)
-        retry_after = error.retry_after
+    """How long Telegram asked us to wait, in seconds (ptb gives a timedelta or, before 23 unless
+    ``PTB_TIMEDELTA`` is set, a number)."""
+    retry_after = error.retry_after
     return retry_after.total_seconds() if isinstance(retry_after, timedelta) else float(retry_after)
 
 
