@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.bus import INBOUND
+from bot.bus import INBOUND, InboundMessage, Sender
 from bot.clock import unstamp
 from tests.channels.telegram_harness import Serve, echo
 from tests.fakes import telegram_server as tg
@@ -111,3 +111,46 @@ async def test_a_file_of_exactly_20_mb_is_saved(serve: Serve) -> None:
     await served.fake.await_for(lambda f: len(f.sent) == 1)
     assert (served.app.notes.root / "Attachments" / "photos.zip").read_bytes() == b"pretend this is 20 MB"
     assert "Saved to Inbox/" in served.fake.sent_texts[0]
+
+
+async def test_the_inbound_record_keeps_who_sent_what_from_which_chat(serve: Serve) -> None:
+    # The bus keeps each message as it came in, the first entry of what the bot did with it.
+    served = await serve(ScriptedModel(echo))
+    origin = {"type": "user", "date": 1, "sender_user": {"id": 7, "is_bot": False, "first_name": "Bob"}}
+    forwarded = served.fake.push_update(tg.text_update("the gate code", message_id=77, forward_origin=origin))
+    served.fake.add_file("doc1", b"%PDF-1.7", file_path="documents/file_1.pdf")
+    document = served.fake.push_update(
+        tg.document_update("doc1", "lease.pdf", "application/pdf", 8, caption="sign by Friday", message_id=78)
+    )
+    await served.fake.await_for(lambda f: len(f.sent) == 2)
+    rows = await served.app.db.fetchall("SELECT payload FROM bus_messages WHERE topic = ? ORDER BY id", (INBOUND,))
+    first, second = (InboundMessage.model_validate_json(row["payload"]) for row in rows)
+    assert first.sender == second.sender == Sender(id="42", name="Ann")
+    assert first.meta == {
+        "reply_to": "42",
+        "chat_id": 42,
+        "message_id": 77,
+        "update_id": forwarded,
+        "kind": "text",
+        "edited": False,
+        "forwarded_from": "Bob",
+        "attachment": None,
+    }
+    assert second.meta == first.meta | {
+        "message_id": 78,
+        "update_id": document,
+        "kind": "document",
+        "forwarded_from": None,
+        "attachment": "Attachments/lease.pdf",
+    }
+
+
+async def test_a_video_note_is_named_for_the_model_as_people_say_it(serve: Serve) -> None:
+    model = ScriptedModel(echo)
+    served = await serve(model)
+    served.fake.add_file("vn1", b"mp4-video-note", file_path="video_notes/file_4.mp4")
+    served.fake.push_update(tg.video_note_update("vn1", 12, 14, message_id=41))
+    await served.fake.await_for(lambda f: len(f.sent) == 1)
+    assert "[Video note saved in the vault: ![[Attachments/video note 41.mp4]]]" in unstamp(
+        model.calls[0][-1]["content"]
+    )
