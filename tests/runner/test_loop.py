@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -36,6 +37,18 @@ async def turn(app: App, model: ScriptedModel, text: str = "hi", limits: Limits 
         limits=limits or Limits(),
     )
     return result, steps
+
+
+async def test_a_tool_step_records_how_long_the_tool_took(app: App) -> None:
+    # The audit trail shows each step's duration: a real note write (a thread hop, a new file, two
+    # fsyncs) takes more than 10 µs, and no longer than the whole turn around it.
+    model = ScriptedModel()
+    model.enqueue(call(("vault_write", {"folder": "Inbox", "title": "Milk", "content": "oat"})), say("Saved it."))
+    started = time.perf_counter()
+    _, steps = await turn(app, model)
+    whole_turn_ms = (time.perf_counter() - started) * 1000
+    [tool] = [step for step in steps.steps if step["kind"] == "tool"]
+    assert 0.01 <= tool["duration_ms"] <= whole_turn_ms
 
 
 async def test_several_tool_calls_in_one_response_all_run_and_the_model_sees_every_result(app: App) -> None:
