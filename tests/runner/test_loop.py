@@ -49,6 +49,8 @@ async def test_a_tool_step_records_how_long_the_tool_took(app: App) -> None:
     whole_turn_ms = (time.perf_counter() - started) * 1000
     [tool] = [step for step in steps.steps if step["kind"] == "tool"]
     assert 0.01 <= tool["duration_ms"] <= whole_turn_ms
+    # The model's steps too (an in-process model here: more than 0.1 µs of Python).
+    assert all(0.0001 <= step["duration_ms"] <= whole_turn_ms for step in steps.steps if step["kind"] == "model")
 
 
 async def test_several_tool_calls_in_one_response_all_run_and_the_model_sees_every_result(app: App) -> None:
@@ -80,6 +82,24 @@ async def test_several_tool_calls_in_one_response_all_run_and_the_model_sees_eve
     ]
     assert result.usage.input_tokens == 20
     assert (app.notes.root / "Inbox" / "Milk.md").exists()
+
+
+async def test_every_call_after_a_guard_stop_is_answered_not_run_with_the_reason(app: App) -> None:
+    # The stopped turn stays in the history: each refused call's result says why, in the failure form.
+    same = ("vault_search", {"query": "milk"})
+    model = ScriptedModel()
+    model.enqueue(call(same, same, same, ("vault_list", {})))
+    result, _ = await turn(app, model)
+    assert result.status == "stopped" and result.tools_called == ["vault_search", "vault_search"]
+    [answer] = [m for m in result.messages if m["role"] == "user" and isinstance(m["content"], list)]
+    results = [json.loads(b["content"]) for b in answer["content"] if b["type"] == "tool_result"]
+    refused = {
+        "success": False,
+        "error": f"Not run: {result.reason}.",
+        "error_type": "guard_stopped",
+        "retryable": False,
+    }
+    assert results[2:] == [refused, refused]
 
 
 async def test_the_tool_call_cap_stops_a_runaway_run_with_a_reason(app: App) -> None:
