@@ -6,7 +6,7 @@ which tests run is configured in ``[tool.mutmut]`` in pyproject.toml. Each run s
 copy, so the figures are always those of this checkout. Prints one row per module and every
 survivor as a one-line diff.
 
-    .venv/bin/python bench/mutation.py [MODULE ...] [--children 1] [--report]
+    .venv/bin/python bench/mutation.py [MODULE ...] [--children 8] [--report]
 
 MODULE is a path from the configured list (``vault/paths.py``) or a package (``bot/bus``); none
 means all of them. ``--report`` prints the table of the last run without running again.
@@ -110,7 +110,9 @@ def report(modules: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("modules", nargs="*", help="modules or packages to mutate (default: all configured)")
-    parser.add_argument("--children", type=int, default=1, help="mutants tested at once (default 1)")
+    # The tests mostly wait (on local servers, pacing, timeouts), not compute: on two cores, eight
+    # mutants at once ran 1,089 in 12 minutes where one at a time ran 8 a minute.
+    parser.add_argument("--children", type=int, default=8, help="mutants tested at once (default 8)")
     parser.add_argument("--report", action="store_true", help="only print the table of the last run")
     args = parser.parse_args()
     if not args.report:
