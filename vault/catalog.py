@@ -103,10 +103,21 @@ class Catalog:
                 else:
                     changed.append(entry)
             removed = [rel for rel in known if rel not in present]
-            if changed or removed:
-                self.index.update(changed, removed, expected=known)
-            if touched:
-                self.index.touch(touched, expected=known)
+            try:
+                if changed or removed:
+                    self.index.update(changed, removed, expected=known)
+                if touched:
+                    self.index.touch(touched, expected=known)
+            except sqlite3.Error as exc:
+                # As with a failed flush: the index is a cache, so the answer comes from it as it
+                # stands and the disk is checked again before the next one.
+                self._missed = True
+                log.warning(
+                    "The search index could not take the notes changed on disk (%s); this answer may "
+                    "miss them, and the index is brought up to date before the next search.",
+                    exc,
+                )
+                return SyncReport(indexed=0, removed=0, seconds=round(time.monotonic() - started, 4))
             self._walk_seconds = time.monotonic() - started
             self._synced_at = started
             return SyncReport(indexed=len(changed), removed=len(removed), seconds=round(time.monotonic() - started, 4))

@@ -112,6 +112,27 @@ def test_a_note_whose_index_commit_fails_is_still_saved_and_found_once_the_index
         assert found == {f"Inbox/Note {i}.md" for i in range(BATCH)}
 
 
+def test_a_search_while_another_program_holds_the_index_answers_from_it_and_catches_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The disk check before the search finds a note typed in Obsidian, but another program holds the
+    # index's write lock past SQLite's busy timeout: the search still answers, from the index as it is.
+    with Vault(tmp_path / "eager", max_staleness=0) as notes:
+        notes.write("Inbox", "Kept", "kept words")
+        assert [hit.path for hit in notes.search("kept")] == ["Inbox/Kept.md"]
+        (notes.root / "Inbox" / "Typed.md").write_text("kept words typed in Obsidian\n")
+        other = sqlite3.connect(notes.root / ".vaultbot" / "index.db", isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            while_locked = [hit.path for hit in notes.search("kept")]
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert while_locked == ["Inbox/Kept.md"]
+        assert "could not take the notes changed on disk" in caplog.text and "locked" in caplog.text
+        assert {hit.path for hit in notes.search("kept")} == {"Inbox/Kept.md", "Inbox/Typed.md"}
+
+
 # A vaultbot process that saves notes and is killed before its search index commits them (the index
 # commits notes in batches of catalog.BATCH, so a handful of notes is still waiting when it dies).
 KILLED_PROCESS = """
