@@ -115,3 +115,9 @@ class DeadLetters:
             f"SELECT {_COLUMNS} FROM dead_letters WHERE retried_at IS NULL ORDER BY created_at DESC LIMIT ?", (limit,)
         )
         return [dict(row) for row in rows]
+
+    async def message(self, letter: DeadLetter) -> str:
+        """The dead-lettered message as the bus kept it (JSON of the inbound message)."""
+        row = await self._db.fetchone("SELECT payload FROM bus_messages WHERE id = ?", (letter.message_id,))
+        assert row is not None  # bus messages are never deleted
+        return str(row["payload"])
