@@ -102,6 +102,9 @@ class App:
             over_budget=_capture(settings, clock, hint=None) if budget else None,
             voice=voice,
             progress=progress,
+            # Dead letters get a note each in the inbox, even with daily capture: filing one again after
+            # a crash then finds the same note instead of appending a second line to the day's note.
+            filer=CaptureModel(settings.vault.inbox, hint=None, log=False),
             commands=CommandRunner(
                 dispatcher=dispatcher,
                 store=store,

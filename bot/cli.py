@@ -7,10 +7,11 @@ import gc
 import json
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime, tzinfo
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -34,6 +35,22 @@ def _run(coro: Awaitable[T]) -> T:
     except SettingsError as exc:  # a file a setting names (the pricing table) is unusable
         click.echo(f"vaultbot: {exc}", err=True)
         raise SystemExit(2) from None
+    except sqlite3.DatabaseError as exc:
+        _store_failed(exc)
+    except BaseExceptionGroup as group:  # from the task groups of `run` and `chat`
+        failed = [e for e in _leaves(group) if isinstance(e, sqlite3.DatabaseError)]
+        if not failed:
+            raise
+        _store_failed(failed[0])
+
+
+def _store_failed(exc: sqlite3.DatabaseError) -> NoReturn:
+    """A store that is corrupt, not a database, or unusable ends the command with one line (the
+    traceback with -v): waiting cannot fix it, and a traceback tells a person nothing more."""
+    logging.getLogger(__name__).info("the store failed", exc_info=exc)
+    path = click.get_current_context().obj.store.path
+    click.echo(f"vaultbot: the store {path} cannot be used: {exc} (VAULTBOT_STORE__PATH names it).", err=True)
+    raise SystemExit(1) from None
 
 
 @click.group()
@@ -85,6 +102,31 @@ def chat(ctx: click.Context) -> None:
         # program ended by SIGPIPE. Standard output points nowhere, so exiting cannot fail on it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         ctx.exit(141)
+
+
+@cli.command()
+@click.argument("ids", nargs=-1)
+@click.pass_context
+def retry(ctx: click.Context, ids: tuple[str, ...]) -> None:
+    """Send dead-lettered messages to the model again (all of them without IDs)."""
+    from bot.app import App
+    from bot.retry import NothingToRetry
+    from bot.retry import retry as run_retry
+    from bot.store import UnknownDeadLetter
+
+    async def main() -> bool:
+        async with await App.open(_settings(ctx)) as app:
+            return await run_retry(app, list(ids), sys.stdout)
+
+    try:
+        answered = _run(main())
+    except UnknownDeadLetter as exc:
+        click.echo(f"vaultbot: {exc}", err=True)
+        ctx.exit(1)
+    except NothingToRetry as exc:
+        click.echo(str(exc))
+        ctx.exit(0)
+    ctx.exit(0 if answered else 1)
 
 
 @cli.command("run")

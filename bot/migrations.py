@@ -378,6 +378,32 @@ def m011_lighter_turn_writes(conn: sqlite3.Connection) -> None:
     )
 
 
+def m012_dead_letters(conn: sqlite3.Connection) -> None:
+    """Dead letters as a person sees them: each message the model could not answer, filed in the vault.
+
+    ``run_id`` is the run that filed it, the id ``vaultbot retry`` takes; ``message_id`` is unique, so
+    a dead letter handled again after a crash is filed and told once. ``path`` is where the message
+    was filed (NULL when even that failed); ``retry_message_id`` is the bus message a retry published.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE dead_letters (
+            run_id           TEXT PRIMARY KEY,
+            message_id       INTEGER NOT NULL UNIQUE REFERENCES bus_messages (id),
+            conversation     TEXT NOT NULL,
+            text             TEXT NOT NULL,
+            error            TEXT NOT NULL,
+            path             TEXT,
+            created_at       TEXT NOT NULL,
+            retried_at       TEXT,
+            retry_message_id INTEGER REFERENCES bus_messages (id)
+        );
+        CREATE INDEX dead_letters_waiting ON dead_letters (created_at) WHERE retried_at IS NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -390,6 +416,7 @@ MIGRATIONS: list[Migration] = [
     m009_reminders,
     m010_transcripts,
     m011_lighter_turn_writes,
+    m012_dead_letters,
 ]
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "Event",
     "InboundMessage",
     "OutboundMessage",
+    "Retried",
     "Sender",
     "events_topic",
     "outbound_topic",
@@ -61,6 +62,14 @@ class Audio(BaseModel):
         return {"voice": "voice note", "audio": "audio file", "video_note": "video note"}[self.kind]
 
 
+class Retried(BaseModel):
+    """A dead-lettered message sent again (``vaultbot retry``): when it first arrived, and where in the
+    vault it was filed when it was dead-lettered (None if that failed)."""
+
+    first_received_at: datetime
+    filed: str | None = None
+
+
 class InboundMessage(BaseModel):
     """A message from a person, as a channel received it. ``id`` is stable across redeliveries."""
 
@@ -73,6 +82,7 @@ class InboundMessage(BaseModel):
     # The one place for channel-specific data (a Telegram chat id, message id, file ids).
     meta: dict[str, Any] = Field(default_factory=dict)
     audio: Audio | None = None
+    retry: Retried | None = None
 
     @property
     def reply_to(self) -> str:

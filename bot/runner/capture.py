@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,10 +21,22 @@ TITLE_CHARS = 60
 ENABLE_HINT = "Capture mode is on: set ANTHROPIC_API_KEY to turn on the assistant (see the README)."
 
 
+@dataclass(frozen=True)
+class Filed:
+    """What a capture's write did: ``path`` when the note was saved (``unchanged`` when it was there
+    already), else ``error``, why it was not."""
+
+    path: str | None
+    error: str | None
+    unchanged: bool = False
+
+
 class CaptureModel:
     """A :class:`~bot.runner.model.ModelClient` that files each message as a note in the inbox, or,
     with ``daily`` set to a (folder, strftime pattern), as a timestamped line in the day's note
-    (the day and time of ``now``, the user's clock). ``hint`` follows the reply, if any."""
+    (the day and time of ``now``, the user's clock). ``hint`` follows the reply, if any. With ``log``
+    it records the outcome in the interaction log once the write's result is known: "Captured …" only
+    when the note was saved, else an ``error`` entry with the reason."""
 
     name = "capture"
 
@@ -34,11 +47,13 @@ class CaptureModel:
         daily: tuple[str, str] | None = None,
         now: Callable[[], datetime] | None = None,
         hint: str | None = ENABLE_HINT,
+        log: bool = True,
     ) -> None:
         self._inbox = inbox
         self._daily = daily
         self._now = now
         self._hint = hint
+        self._log = log
 
     async def complete(
         self,
@@ -48,34 +63,67 @@ class CaptureModel:
         tools: list[dict[str, Any]],
         listener: TextListener | None = None,
     ) -> ModelReply:
-        """First call: write the note and log it. Second call: say where it went (at once: there
-        is nothing to stream, so ``listener`` is not told)."""
+        """First call: write the note. Second: log what became of it (with ``log``). Last: say where
+        it went (at once: there is nothing to stream, so ``listener`` is not told)."""
         last = messages[-1]["content"]
         if isinstance(last, str):
             # The note holds what the user wrote, not the time stamp the runner put before it.
-            return ModelReply(content=self._file(unstamp(last)), stop_reason="tool_use", model=self.name)
+            return _calls(("capture_write", "vault_write", self._write(unstamp(last))))
+        answered = {b.get("tool_use_id") for b in last if isinstance(b, dict)}
+        if self._log and _WRITE in answered:
+            write = next(b["input"] for b in messages[-2]["content"] if b.get("id") == _WRITE)
+            entry = _log_entry(write, filed(messages[-2:]), _text(messages[-3]))
+            return _calls(("capture_log", "log_interaction", entry))
+        outcome = filed(messages)
         return ModelReply(
-            content=[{"type": "text", "text": _outcome(last, self._hint)}], stop_reason="end_turn", model=self.name
+            content=[{"type": "text", "text": _outcome(outcome, self._hint)}], stop_reason="end_turn", model=self.name
         )
 
-    def _file(self, text: str) -> list[dict[str, Any]]:
-        title = title_from(text)
-        write: dict[str, Any] = {"folder": self._inbox, "title": title, "content": text, "tags": ["inbox"]}
-        summary = f"Captured to the inbox: {title}"
+    def _write(self, text: str) -> dict[str, Any]:
         if self._daily is not None and text.strip():
             folder, pattern = self._daily
             day, line = daily_entry(text, pattern=pattern, when=self._now() if self._now else None)
-            write = {"folder": folder, "title": day, "content": line, "tags": ["daily"], "mode": "append"}
-            summary = f"Captured to the daily note {day}: {title}"
-        return [
-            {"type": "tool_use", "id": "capture_write", "name": "vault_write", "input": write},
-            {
-                "type": "tool_use",
-                "id": "capture_log",
-                "name": "log_interaction",
-                "input": {"summary": summary, "category": "capture"},
-            },
-        ]
+            return {"folder": folder, "title": day, "content": line, "tags": ["daily"], "mode": "append"}
+        return {"folder": self._inbox, "title": title_from(text), "content": text, "tags": ["inbox"]}
+
+
+_WRITE = "capture_write"
+
+
+def _calls(*calls: tuple[str, str, dict[str, Any]]) -> ModelReply:
+    blocks = [{"type": "tool_use", "id": id_, "name": name, "input": input} for id_, name, input in calls]
+    return ModelReply(content=blocks, stop_reason="tool_use", model=CaptureModel.name)
+
+
+def _text(message: dict[str, Any]) -> str:
+    """A user message's text, as a string or (once marked for the prompt cache) as text blocks."""
+    content = message["content"]
+    if isinstance(content, str):
+        return unstamp(content)
+    return unstamp("".join(b.get("text", "") for b in content if b.get("type") == "text"))
+
+
+def _log_entry(write: dict[str, Any], outcome: Filed, text: str) -> dict[str, Any]:
+    where = f"the daily note {write['title']}" if write.get("mode") == "append" else "the inbox"
+    title = title_from(text)
+    if outcome.error is not None:
+        return {"summary": f"Could not capture to {where}: {title} ({outcome.error})", "category": "error"}
+    return {"summary": f"Captured to {where}: {title}", "category": "capture"}
+
+
+def filed(messages: list[dict[str, Any]]) -> Filed:
+    """What the capture's write did, read from a run's messages (its tool result)."""
+    for message in reversed(messages):
+        content = message.get("content")
+        if isinstance(content, str):
+            continue
+        for block in content:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == _WRITE:
+                result = json.loads(block["content"])
+                if not result.get("success"):
+                    return Filed(None, str(result.get("error") or "the note could not be written"))
+                return Filed(result["path"], None, bool(result.get("unchanged")))
+    return Filed(None, "the note was not written")
 
 
 def title_from(text: str) -> str:
@@ -96,11 +144,9 @@ def _is_context(line: str) -> bool:
     return (line[0], line[-1]) in (("[", "]"), ("(", ")"))
 
 
-def _outcome(tool_results: list[dict[str, Any]], hint: str | None) -> str:
-    write = next(b for b in tool_results if b.get("tool_use_id") == "capture_write")
-    result = json.loads(write["content"])
-    if not result.get("success"):
-        return f"I could not save that: {result.get('error')}"
-    verb = "Already saved as" if result.get("unchanged") else "Saved to"
-    saved = f"{verb} {result['path']} in your vault."
+def _outcome(outcome: Filed, hint: str | None) -> str:
+    if outcome.path is None:
+        return f"I could not save that: {outcome.error}"
+    verb = "Already saved as" if outcome.unchanged else "Saved to"
+    saved = f"{verb} {outcome.path} in your vault."
     return f"{saved}\n{hint}" if hint else saved

@@ -72,6 +72,8 @@ class CommandResult:
 
     reply: str
     tools_called: list[str] = field(default_factory=list)
+    # Why the command failed (a note that could not be saved): the run is recorded as failed.
+    failure: str | None = None
 
 
 def parse_command(text: str) -> Command | None:
@@ -139,7 +141,12 @@ class CommandRunner:
             "vault_write", {"folder": self._inbox, "title": title, "content": text, "tags": ["note"]}, context
         )
         if written.is_error:
-            return CommandResult(f"I could not save that: {written.result['error']}", ["vault_write"])
+            error = written.result["error"]
+            entry = {"summary": f"Could not file a note: {title} ({error})", "category": "error"}
+            await self._tools.call("log_interaction", entry, context)
+            return CommandResult(
+                f"I could not save that: {error}", ["vault_write", "log_interaction"], failure=f"not saved: {error}"
+            )
         await self._tools.call("log_interaction", {"summary": f"Filed a note: {title}", "category": "note"}, context)
         verb = "Already saved as" if written.result.get("unchanged") else "Saved to"
         return CommandResult(f"{verb} {written.result['path']}.", ["vault_write", "log_interaction"])

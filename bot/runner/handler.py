@@ -4,6 +4,10 @@ Idempotent across crashes: replies are keyed by (inbound message, sequence) in t
 turn is appended to history once per inbound message, and the finishing writes (reply, history,
 run record, ack) are one transaction, so a crash before it re-runs the message and a crash after
 it finds the message done. A recording's transcript is kept once obtained, so a re-run reuses it.
+
+A message the model could not answer after its last attempt is never only in the dead-letter queue:
+:meth:`TurnHandler.on_dead` files it as capture mode does, tells the user where in one line, and logs
+it with its text and the id ``vaultbot retry`` takes, once (see its docstring).
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from typing import Any, NoReturn
 
 from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
 from bot.clock import Clock, stamped, zone_name
-from bot.db import Database
+from bot.db import Database, now_iso
 from bot.runner.budget import DailyBudget
+from bot.runner.capture import CaptureModel, Filed, filed
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.drafting import ReplyDraft
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
@@ -27,14 +32,15 @@ from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient, Usage
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import CallUsage, RunEnding, Store, encode_turn
+from bot.store import CallUsage, DeadLetters, RunEnding, Store, encode_turn
+from bot.store import DeadLetter as Letter
 from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
 from bot.transcribe import VoiceNotes
 
 log = logging.getLogger(__name__)
 
 UNREACHABLE = "I can't reach the model right now. Your message is safe; I'll answer as soon as it's back."
-APOLOGY = "Sorry, I could not handle your message after {attempts} attempts ({error}). It is kept in the log."
+APOLOGY = "Sorry, I could not handle your message after {attempts} attempts ({error})."
 
 
 class DeadLetter(Fatal):
@@ -135,10 +141,12 @@ class TurnHandler:
         over_budget: ModelClient | None = None,
         voice: VoiceNotes | None = None,
         progress: Progress | None = None,
+        filer: CaptureModel | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
         ``voice`` transcribes the recordings that come with messages; ``progress`` receives the
-        reply's text as it is written, for channels that show it."""
+        reply's text as it is written, for channels that show it; ``filer`` files dead letters
+        (default: capture mode's notes in the inbox)."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -158,6 +166,8 @@ class TurnHandler:
         self._over_budget = over_budget
         self._voice = voice
         self._progress = progress
+        self._filer = filer or CaptureModel("Inbox", hint=None, log=False)
+        self._dead_letters = DeadLetters(db)
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -179,6 +189,8 @@ class TurnHandler:
         if command is not None:
             answered = await self._commands.run(command, context)
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
+            if answered.failure:
+                result.status, result.reason = "failed", answered.failure
             await self._finish(delivery, context, result)
             return ACKED
         # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
@@ -193,7 +205,7 @@ class TurnHandler:
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
-                text=self._as_read(message, text),
+                text=self._as_read(message, text, retried=mode == "assistant"),
                 context=context,
                 recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
                 limits=self._limits,
@@ -208,6 +220,8 @@ class TurnHandler:
             # Ended before the reply is queued: a channel never shows a draft of a reply it sent.
             if draft is not None:
                 draft.end()
+        if mode == "capture" and (error := filed(result.messages).error) is not None:
+            result.status, result.reason = "failed", f"the message could not be filed: {error}"
         await self._finish(delivery, context, result)
         log.info(
             "← %s run=%s %s %.1fms tools=%s",
@@ -229,10 +243,21 @@ class TurnHandler:
             recipient=context.recipient,
         )
 
-    def _as_read(self, message: InboundMessage, text: str) -> str:
+    def _as_read(self, message: InboundMessage, text: str, *, retried: bool = False) -> str:
         """``text`` (the message's, with any transcript) as the model reads it and history keeps it:
         stamped with the local time the message was received, which a re-run after a crash or a retry
-        keeps (it travels with the message)."""
+        keeps (it travels with the message). With ``retried``, a message sent again by ``vaultbot retry``
+        says when it was first sent and where it was filed then, so the model does not file it twice."""
+        if retried and message.retry is not None:
+            first = message.retry.first_received_at.astimezone(self._clock.tz)
+            where = (
+                f" It was filed in the vault then, as {message.retry.filed}: update that note if needed "
+                "rather than filing the message again."
+                if message.retry.filed
+                else ""
+            )
+            sent = f"first sent at {first:%Y-%m-%d %H:%M}, when it could not be answered"
+            text += f"\n\n[vaultbot: this message was {sent}.{where}]"
         return stamped(text, message.received_at, self._clock.tz)
 
     async def _over_budget_today(self, context: ToolContext) -> bool:
@@ -254,7 +279,8 @@ class TurnHandler:
         # A run that never called send_message still answers, with its final text.
         if context.sent == 0 and result.final_text.strip():
             replies.append(reply(context, result.final_text))
-        if result.reason:
+        # A failed run has already said what failed (a capture's or a command's own reply).
+        if result.reason and result.status != "failed":
             replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))
         ending = RunEnding(result.status, result.reason, result.usage.as_dict(), result.tools_called, result.final_text)
 
@@ -272,9 +298,11 @@ class TurnHandler:
 
     async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> NoReturn:
         last = delivery.attempts >= self._max_attempts
+        # The last attempt's run failed like the others; the run that files the dead letter is the
+        # one marked dead_lettered, whose id `vaultbot retry` takes (see on_dead).
         await self._store.finish_run(
             context.run_id,
-            status="dead_lettered" if last else "failed",
+            status="failed",
             reason=f"model unreachable: {exc}",
             usage={},
             tools_called=[],
@@ -288,31 +316,94 @@ class TurnHandler:
         raise Retry(delay=exc.retry_after, reason=str(exc)) from exc
 
     async def _rejected(self, context: ToolContext, exc: ModelRejected) -> NoReturn:
+        # The user is told once, with where the message was filed, when it is dead-lettered (on_dead).
         await self._store.finish_run(
             context.run_id, status="failed", reason=str(exc), usage={}, tools_called=[], final_text=None
         )
-        await queue_notice(self._bus, context, f"I can't answer: {exc}", key="model-rejected")
-        raise DeadLetter(str(exc))
+        raise ModelDeadLetter(str(exc))
 
     async def on_dead(self, delivery: Delivery, error: BaseException) -> None:
-        """After the last attempt: apologise once, make the loss visible in the log, and close the
-        message's turn in history so the next message does not read as its continuation."""
+        """After the last attempt: file the message as capture mode does, tell the user where in one
+        line, log it with its text and its id, and close its turn in history so the next message does
+        not read as its continuation.
+
+        Exactly once across crashes: the record of the dead letter (unique per bus message), the log
+        entry, the notice, the closed turn and the run's end are one transaction, checked first on a
+        re-run; a crash before it files again, which a note with the same text makes no second note of."""
         message = delivery.parse(InboundMessage)
-        context = _context(message, run_id="")
-        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        reason = _describe(error)
         # The user hears our own sentences about the model, never a raw exception's text.
         cause = error.__cause__ if isinstance(error, Retry) else error
         told = str(cause) if isinstance(cause, ModelError | DeadLetter) else "an internal error, which was logged"
-        if not isinstance(error, DeadLetter):
-            await queue_notice(self._bus, context, APOLOGY.format(attempts=delivery.attempts, error=told), key="dead")
-        await self._store.add_interaction(
+        if parse_command(message.text) is not None:  # a command is not a note: it is only apologised for
+            context = _context(message, run_id="")
+            if not isinstance(error, DeadLetter):
+                apology = APOLOGY.format(attempts=delivery.attempts, error=told)
+                await queue_notice(self._bus, context, apology, key="dead")
+            summary = f"Command not handled after {delivery.attempts} attempt(s): {reason}. Message: {message.text}"
+            await self._store.add_interaction(
+                conversation=message.conversation, category="error", summary=summary, run_id=None
+            )
+            return
+        if await self._dead_letters.of_message(delivery.id) is not None:
+            return  # filed and told before a crash; the worker settles it now
+        context = _context(message, run_id=uuid.uuid4().hex)
+        await self._store.start_run(
+            context.run_id,
             conversation=message.conversation,
-            category="error",
-            summary=f"Message not handled after {delivery.attempts} attempt(s): {reason}",
-            run_id=None,
+            inbound_id=message.id,
+            model=self._filer.name,
+            mode="capture",
+            rerun=True,  # closes a filing run cut short by a crash
         )
-        if parse_command(message.text) is None:  # commands leave the conversation's history alone
+        outcome = await self._file(message, context)
+        letter = Letter(
+            context.run_id, delivery.id, message.conversation, message.text, reason, outcome.path, now_iso(), None, None
+        )
+        why = (
+            f"I can't answer: {told}."
+            if isinstance(cause, ModelDeadLetter)
+            else APOLOGY.format(attempts=delivery.attempts, error=told)
+        )
+        async with self._db.transaction() as tx:
+            if not await self._dead_letters.add(tx, letter):
+                return
+            await self._store.add_interaction(
+                conversation=message.conversation,
+                category="error",
+                summary=_dead_summary(letter, delivery.attempts, outcome),
+                run_id=context.run_id,
+            )
+            await queue_notice(self._bus, context, f"{why} {_where(letter, outcome)}", key="dead")
             await self._close_unanswered(message, told)
+            await self._store.finish_run(
+                context.run_id,
+                status="dead_lettered" if outcome.path else "failed",
+                reason=f"not answered ({reason}); "
+                + (f"filed as {outcome.path}" if outcome.path else f"could not be filed: {outcome.error}"),
+                usage={},
+                tools_called=["vault_write"],
+                final_text=None,
+            )
+
+    async def _file(self, message: InboundMessage, context: ToolContext) -> Filed:
+        """File a dead letter through the capture script, the loop and the tools, as capture mode does."""
+        try:
+            text = await self._voice.prepare(message, context) if self._voice else message.text
+            result = await run_turn(
+                model=self._filer,
+                dispatcher=self._dispatcher,
+                system=self._system,
+                history=[],
+                text=self._as_read(message, text),
+                context=context,
+                recorder=_Recorder(self._store, self._bus, context),
+                limits=self._limits,
+            )
+        except Exception:
+            log.exception("filing dead letter %s failed", message.id)
+            return Filed(None, "an internal error, which was logged")
+        return filed(result.messages)
 
     async def _close_unanswered(self, message: InboundMessage, told: str) -> None:
         unanswered = [
@@ -320,6 +411,32 @@ class TurnHandler:
             {"role": "assistant", "content": [{"type": "text", "text": f"(Not answered: {told}.)"}]},
         ]
         await self._store.append_turn(message.conversation, message.id, unanswered, tokens=estimate_tokens(unanswered))
+
+
+class ModelDeadLetter(DeadLetter):
+    """The model refused the request for a reason only the user can fix (``ModelRejected``)."""
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _where(letter: Letter, outcome: Filed) -> str:
+    """The second half of the one line a dead letter is told in: where it is, and how to send it again."""
+    retry = f"`vaultbot retry {letter.short_id}` sends it to the model again"
+    if outcome.path:
+        return f"It is saved in your vault as {outcome.path}; {retry}."
+    return f"I could not save it in your vault either ({outcome.error}); it is kept, and {retry}."
+
+
+def _dead_summary(letter: Letter, attempts: int, outcome: Filed) -> str:
+    """The log entry of a dead letter: its id first (the log's table cuts long summaries), then what
+    happened, then the message itself."""
+    where = f"filed as {outcome.path}" if outcome.path else f"could not be filed ({outcome.error})"
+    return (
+        f"Dead letter {letter.short_id} (`vaultbot retry {letter.short_id}`): not answered after "
+        f"{attempts} attempt(s) ({letter.error}); {where}. Message: {letter.text}"
+    )
 
 
 def _context(message: InboundMessage, *, run_id: str) -> ToolContext:

@@ -64,6 +64,11 @@ class Store:
         # each is decoded from JSON once, then kept (the most recently read few thousand).
         self._decoded: OrderedDict[int, Turn] = OrderedDict()
 
+    @property
+    def db(self) -> Database:
+        """The database the store is on, for the records kept beside it (dead letters)."""
+        return self._db
+
     # History
 
     async def append_turn(

@@ -17,7 +17,7 @@ from bot.bus import Bus
 from bot.db import Database
 from bot.settings import Settings
 from bot.store import Store, StoreReader
-from bot.web import health, notes, runs, timeline, usage
+from bot.web import dead_letters, health, notes, runs, timeline, usage
 from bot.web.access import TokenGate
 from bot.web.render import Renderer
 
@@ -46,6 +46,7 @@ def build_app(sources: ReviewSources, token: str) -> Starlette:
         Route("/notes/{path:path}", notes.note_page),
         Route("/usage", usage.usage_page),
         Route("/health", health.health_page),
+        Route("/dead-letters", dead_letters.dead_letter_list),
         Mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(TokenGate, token=token)])

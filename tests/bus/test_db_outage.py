@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
@@ -334,3 +335,42 @@ async def test_locked_and_full_are_transient_and_a_missing_table_is_not(tmp_path
     assert is_transient(io_error)
     assert not is_transient(missing.value)
     assert not is_transient(TypeError("a bug"))
+
+
+def corrupt(path: Path) -> None:
+    """Overwrite the database file and its write-ahead log with garbage and zero its shared-memory
+    index (so the open connection reads the file again), as a failing disk or another program might:
+    SQLite then finds "file is not a database"."""
+    wal, shm = (path.with_name(path.name + suffix) for suffix in ("-wal", "-shm"))
+    for file in (path, wal):
+        if file.exists():
+            file.write_bytes(os.urandom(max(file.stat().st_size, 4096)))
+    if shm.exists():
+        shm.write_bytes(bytes(shm.stat().st_size))
+
+
+async def test_a_worker_whose_database_is_corrupted_stops_with_the_error_instead_of_waiting(
+    make_app: AppFactory, outage_log: pytest.LogCaptureFixture
+) -> None:
+    # A corrupt file is not an outage: waiting cannot mend it, and a worker that waited would look
+    # alive while answering nobody.
+    app = await make_app(ScriptedModel(lambda messages: say("Noted.")))
+    await send(app, "buy milk")
+    running = asyncio.create_task(app.runner_worker().run())
+    await inbound_counts_become(app, {"done": 1}, running)
+    corrupt(app.db.path)
+    with pytest.raises(sqlite3.DatabaseError, match="file is not a database"):
+        await asyncio.wait_for(running, 10)
+    assert not outage_lines(outage_log)
+
+
+async def test_a_corrupt_file_is_not_transient(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x)")
+    corrupt(path)
+    with pytest.raises(sqlite3.DatabaseError) as broken:
+        conn.execute("SELECT * FROM t")
+    conn.close()
+    assert "file is not a database" in str(broken.value) and not is_transient(broken.value)

@@ -142,7 +142,8 @@ async def test_a_model_that_never_answers_is_told_once_dead_lettered_and_logged(
     [entry] = await app.store.list_interactions()
     assert entry["category"] == "error" and "3 attempt" in entry["summary"]
     statuses = [r["status"] for r in await app.store.list_runs()]
-    assert statuses == ["dead_lettered", "failed", "failed"]
+    # Three attempts failed; the fourth run filed the dead letter.
+    assert statuses == ["dead_lettered", "failed", "failed", "failed"]
 
 
 async def test_a_refused_key_is_not_retried_and_the_user_is_told_what_to_fix(
@@ -155,8 +156,9 @@ async def test_a_refused_key_is_not_retried_and_the_user_is_told_what_to_fix(
     [notice] = await outbox(app)
     assert "ANTHROPIC_API_KEY" in notice.text and "sk-ant-test-secret" not in notice.text
     assert await app.bus.counts(INBOUND) == {"dead": 1}
-    [run] = await app.store.list_runs()
+    filing, run = await app.store.list_runs()
     assert run["status"] == "failed" and "key was refused" in run["reason"]
+    assert filing["status"] == "dead_lettered" and filing["mode"] == "capture"
 
 
 async def test_the_api_key_never_reaches_the_audit_trail(app: App, fake_anthropic: FakeAnthropic) -> None:
@@ -275,7 +277,7 @@ async def test_an_unreachable_api_is_transient(make_app: AppFactory) -> None:
     await run_inbox(app)
     texts = [m.text for m in await outbox(app)]
     assert texts[0] == UNREACHABLE and "after 3 attempts" in texts[1]
-    assert [r["status"] for r in await app.store.list_runs()] == ["dead_lettered", "failed", "failed"]
+    assert [r["status"] for r in await app.store.list_runs()] == ["dead_lettered", "failed", "failed", "failed"]
 
 
 async def test_a_bug_is_apologised_for_without_its_exception_text(make_app: AppFactory) -> None:

@@ -1,0 +1,18 @@
+"""Dead letters waiting for a retry: each message the model could not answer, where it was filed, and
+the ``vaultbot retry`` command that sends it again. Read-only, like every page."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from bot.store import DeadLetters
+from bot.web import app as web
+
+
+async def dead_letter_list(request: Request) -> Response:
+    """The dead letters not yet sent again, newest first."""
+    review = web.sources(request)
+    rows = await DeadLetters(review.store.db).page()
+    letters = [{**row, "retry": f"vaultbot retry {row['run_id'][:8]}"} for row in rows]
+    return review.renderer.page(request, "dead_letters.html", {"dead_letters": letters})
