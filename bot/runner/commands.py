@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from bot.clock import Clock
+from bot.clock import Clock, local_time
 from bot.reminders import ReminderBook, ReminderError
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import title_from
@@ -180,7 +179,7 @@ class CommandRunner:
         entries = await self._store.list_interactions(limit=5)
         if not entries:
             return CommandResult("Nothing logged yet.")
-        lines = [f"• {e['created_at'][:16].replace('T', ' ')} [{e['category']}] {e['summary']}" for e in entries]
+        lines = [f"• {local_time(e['created_at'], self._clock.tz)} [{e['category']}] {e['summary']}" for e in entries]
         return CommandResult("\n".join(lines))
 
     async def _status(self, context: ToolContext) -> CommandResult:
@@ -188,8 +187,7 @@ class CommandRunner:
         runs = [run for run in await self._store.list_runs(limit=2) if run["id"] != context.run_id]
         last = ""
         if runs:
-            when = datetime.fromisoformat(runs[0]["started_at"]).astimezone(self._clock.tz)
-            last = f"Last run: {runs[0]['status']} at {when:%Y-%m-%d %H:%M %Z}."
+            last = f"Last run: {runs[0]['status']} at {local_time(runs[0]['started_at'], self._clock.tz)}."
         return CommandResult(f"Running. {self._mode_line().strip()} {last}".strip() + "\n" + await self._spend_line())
 
     async def _spend_line(self) -> str:
