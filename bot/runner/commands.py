@@ -44,6 +44,8 @@ Send me thoughts, tasks, links or photos and I file them; ask me about them late
 /reminders — your pending reminders
 /cancel <id> — cancel a reminder"""
 
+UNKNOWN = "I don't know the command /{name}, so I did nothing with that message.\n\n"
+
 REVIEW_OFF = (
     "The review page is not being served. Start it on the machine that runs me with `vaultbot review`, "
     "or set VAULTBOT_REVIEW__ENABLED=true for `vaultbot run`."
@@ -74,9 +76,14 @@ class CommandResult:
 
 
 def parse_command(text: str) -> Command | None:
-    """``/note buy milk`` (or ``/note@my_bot …``) → Command; None for anything else."""
+    """``/note buy milk`` (or ``/note@my_bot …``) → Command; None for anything else.
+
+    A first word of ``/`` and letters is a command even when it is not one of ours (``/bogus``), as
+    Telegram marks it one: it is answered as unknown rather than filed as a note. A message that only
+    starts with a slash (``/etc/hosts is odd``) is not a command.
+    """
     match = _COMMAND.match(text.strip())
-    if match is None or match.group(1).lower() not in _NAMES:
+    if match is None:
         return None
     return Command(match.group(1).lower(), (match.group(2) or "").strip())
 
@@ -127,6 +134,8 @@ class CommandRunner:
             return await self._list_reminders(context)
         if command.name == "cancel":
             return await self._cancel(command.args, context)
+        if command.name not in _NAMES:
+            return CommandResult(UNKNOWN.format(name=command.name) + HELP)
         greeting = "Hello! " if command.name == "start" else ""
         return CommandResult(greeting + HELP + self._mode_line())
 
