@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from typing import TextIO
 
 from bot.app import App
-from bot.channels import OutputClosed, TerminalChannel, read_lines
+from bot.channels import OutputClosed, Seat, TerminalChannel, read_lines, take_seat
 
 log = logging.getLogger(__name__)
 
@@ -22,9 +23,27 @@ async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> N
     queued so far, then returns, all within ``GRACE_SECONDS``; what is left is redone on the next start.
     When ``out`` is closed (``vaultbot chat | head -1``) it stops reading and raises :class:`OutputClosed`
     once the run in flight has finished; the replies it could not print are printed on the next start.
+
+    Each terminal open at once is its own conversation (:mod:`bot.channels.seats`).
     """
+    seat = await take_seat(app.settings.store.path)
+    try:
+        await _chat(app, stream, out, seat=seat, interactive=interactive)
+    finally:
+        seat.release()
+
+
+async def _chat(app: App, stream: TextIO, out: TextIO, *, seat: Seat, interactive: bool) -> None:
     live = interactive and out.isatty()
-    channel = TerminalChannel(app.bus, out, progress=app.progress if live else None)
+    if interactive and seat.number > 1:
+        print(
+            f"Another vaultbot chat is open on this store: this one is conversation {seat.conversation}, "
+            "with its own history.",
+            file=sys.stderr,
+        )
+    channel = TerminalChannel(
+        app.bus, out, user=seat.user, conversation=seat.conversation, progress=app.progress if live else None
+    )
     runners, printers = [app.runner_worker(), app.scheduler], channel.workers()
     async with asyncio.TaskGroup() as tasks:
         for worker in (*runners, *printers):

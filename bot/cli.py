@@ -237,7 +237,7 @@ def _since(value: str | None) -> datetime | None:
 def log_command(ctx: click.Context, as_json: bool, limit: int, since: str | None) -> None:
     """Show the interaction log, newest first."""
     entries = _run(_with_store(ctx, lambda store: store.list_interactions(limit=limit, since=_since(since))))
-    _print(entries, as_json, review.interactions_table)
+    _print(entries, as_json, lambda rows: review.interactions_table(rows, _settings(ctx).zone))
 
 
 @cli.group(invoke_without_command=True)
@@ -250,7 +250,7 @@ def runs(ctx: click.Context, as_json: bool, limit: int, since: str | None) -> No
     if ctx.invoked_subcommand is not None:
         return
     found = _run(_with_store(ctx, lambda store: store.list_runs(limit=limit, since=_since(since))))
-    _print(found, as_json, review.runs_table)
+    _print(found, as_json, lambda rows: review.runs_table(rows, _settings(ctx).zone))
 
 
 @runs.command("show")
@@ -258,15 +258,34 @@ def runs(ctx: click.Context, as_json: bool, limit: int, since: str | None) -> No
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with its steps.")
 @click.pass_context
 def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
-    """Show one run with every step."""
-    run = _run(_with_store(ctx, lambda store: store.get_run(run_id)))
+    """Show one run with every step (RUN_ID: its id, or the first 6 or more characters of it)."""
+    zone = _settings(ctx).zone
+    prefix = run_id.strip().lower()
+    if len(prefix) < review.SHORT_ID_MIN:
+        click.echo(
+            f"vaultbot: {run_id!r} is too short to name a run: give at least {review.SHORT_ID_MIN} characters "
+            "of its id (see `vaultbot runs`).",
+            err=True,
+        )
+        ctx.exit(1)
+
+    async def find(store: Any) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        found = await store.runs_starting_with(prefix)
+        if len(found) != 1:
+            return None, found
+        return await store.get_run(found[0]["id"]), found
+
+    run, matches = _run(_with_store(ctx, find))
+    if len(matches) > 1:
+        click.echo(review.ambiguous_run(run_id, matches, zone), err=True)
+        ctx.exit(1)
     if run is None:
         click.echo(f"vaultbot: no run with id {run_id!r} (see `vaultbot runs`).", err=True)
         ctx.exit(1)
     if as_json:
         click.echo(json.dumps(run, indent=2, ensure_ascii=False, default=str))
     else:
-        click.echo(review.run_detail(run))
+        click.echo(review.run_detail(run, zone))
 
 
 @cli.command()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-__all__ = ["Clock", "day_bounds", "stamp", "stamped", "unstamp", "zone_name"]
+__all__ = ["Clock", "day_bounds", "local_time", "stamp", "stamped", "unstamp", "zone_name"]
 
 
 def _utc_now() -> datetime:
@@ -70,6 +70,25 @@ def stamped(text: str, moment: datetime, tz: tzinfo) -> str:
 def unstamp(text: str) -> str:
     """``text`` without the stamps at the start of its lines: what the user actually wrote."""
     return _STAMP.sub("", text)
+
+
+def local_time(moment: datetime | str | None, tz: tzinfo, *, seconds: bool = False, day: bool = True) -> str:
+    """An instant as a person reads it: in ``tz``, saying which zone (``2026-01-15 13:31 CET``,
+    ``2026-07-15 13:31 CEST``). ``moment`` may be the stored ISO text (UTC when it names no offset);
+    None is ``-``. Every time shown to a person goes through here, so none reads as another zone's.
+
+    The abbreviation is the zone's own for that instant (DST included); a zone without one shows
+    its offset (``-03``), as ``%Z`` does.
+    """
+    if not moment:
+        return "-"
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    local = moment.astimezone(tz)
+    shown = local.strftime(("%Y-%m-%d " if day else "") + ("%H:%M:%S" if seconds else "%H:%M"))
+    return f"{shown} {local.tzname() or local.strftime('%z')}"
 
 
 def zone_name(tz: tzinfo) -> str:

@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from tabulate import tabulate
 
+from bot.clock import local_time
 from bot.store import UsageRow
 
+# The run ids a person sees (the runs table, the review page) are their first SHORT_ID characters;
+# `vaultbot runs show` takes any unique prefix of at least SHORT_ID_MIN.
+SHORT_ID = 8
+SHORT_ID_MIN = 6
 _AGE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -29,23 +34,26 @@ def parse_since(value: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _when(iso: str | None) -> str:
-    if not iso:
-        return "-"
-    return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-
-
 def _cut(text: str | None, width: int) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def interactions_table(rows: list[dict[str, Any]]) -> str:
-    """The interaction log as a table."""
+def interactions_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
+    """The interaction log as a table, its times in ``tz``."""
     if not rows:
         return "No interactions logged yet."
     return tabulate(
-        [[r["id"], _when(r["created_at"]), r["conversation"], r["category"], _cut(r["summary"], 70)] for r in rows],
+        [
+            [
+                r["id"],
+                local_time(r["created_at"], tz, seconds=True),
+                r["conversation"],
+                r["category"],
+                _cut(r["summary"], 70),
+            ]
+            for r in rows
+        ],
         headers=["id", "when", "conversation", "category", "summary"],
     )
 
@@ -55,15 +63,15 @@ def _tokens(usage: dict[str, Any] | None) -> str:
     return f"{usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}"
 
 
-def runs_table(rows: list[dict[str, Any]]) -> str:
-    """Runs as a table."""
+def runs_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
+    """Runs as a table, its times in ``tz``."""
     if not rows:
         return "No runs yet."
     return tabulate(
         [
             [
-                r["id"],
-                _when(r["started_at"]),
+                r["id"][:SHORT_ID],
+                local_time(r["started_at"], tz, seconds=True),
                 r["conversation"],
                 r["status"],
                 _tokens(r.get("usage")),
@@ -102,12 +110,23 @@ def usage_table(rows: list[UsageRow]) -> str:
     )
 
 
-def run_detail(run: dict[str, Any]) -> str:
-    """One run and its steps."""
+def ambiguous_run(prefix: str, matches: list[dict[str, Any]], tz: tzinfo) -> str:
+    """What ``runs show`` says when ``prefix`` names several runs: each, with its full id."""
+    lines = [f"vaultbot: {prefix!r} is the start of {len(matches)} run ids; give more characters:"]
+    lines += [
+        f"  {m['id']}  {local_time(m['started_at'], tz, seconds=True)}  {m['conversation']}  {m['status']}"
+        for m in matches
+    ]
+    return "\n".join(lines)
+
+
+def run_detail(run: dict[str, Any], tz: tzinfo) -> str:
+    """One run and its steps, its time in ``tz``."""
     usage = run.get("usage") or {}
     head = [
         f"run {run['id']}  {run['status']}" + (f" ({run['reason']})" if run.get("reason") else ""),
-        f"conversation {run['conversation']}  model {run.get('model', '-')}  started {_when(run['started_at'])}"
+        f"conversation {run['conversation']}  model {run.get('model', '-')}"
+        f"  started {local_time(run['started_at'], tz, seconds=True)}"
         f"  cost {_dollars(run.get('cost_usd'))}",
         "tokens: "
         + ", ".join(f"{k.replace('_input_tokens', '').replace('_tokens', '')} {v}" for k, v in usage.items()),

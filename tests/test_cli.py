@@ -95,8 +95,8 @@ def test_the_same_line_with_a_key_runs_the_tool_loop_and_prints_the_models_reply
 
 
 def test_an_unknown_run_is_a_clear_error(tmp_path: Path) -> None:
-    done = vaultbot(tmp_path, "runs", "show", "nope")
-    assert done.returncode == 1 and "no run with id 'nope'" in done.stderr
+    done = vaultbot(tmp_path, "runs", "show", "nope-nope")
+    assert done.returncode == 1 and "no run with id 'nope-nope'" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -130,17 +130,28 @@ class Bus:
         """Lease up to ``limit`` due messages of ``topic``, at most one per conversation."""
         return await self._db.run(lambda conn: self._claim_in(conn, topic, owner, lease, limit))
 
-    async def poll(self, topic: str, *, owner: str, lease: float, limit: int) -> tuple[list[Delivery], float | None]:
+    async def poll(
+        self, topic: str, *, owner: str, lease: float, limit: int, conversation: str | None = None
+    ) -> tuple[list[Delivery], float | None]:
         """:meth:`claim`, and when nothing was claimed, :meth:`next_due_in`, in one round trip to
-        the database (an idle worker asks both)."""
+        the database (an idle worker asks both). With ``conversation``, only that conversation's
+        messages (a terminal prints only its own replies)."""
 
         def claim_or_next(conn: sqlite3.Connection) -> tuple[list[Delivery], float | None]:
-            claimed = self._claim_in(conn, topic, owner, lease, limit)
-            return claimed, None if claimed else self._next_due_in(conn, topic)
+            claimed = self._claim_in(conn, topic, owner, lease, limit, conversation)
+            return claimed, None if claimed else self._next_due_in(conn, topic, conversation)
 
         return await self._db.run(claim_or_next)
 
-    def _claim_in(self, conn: sqlite3.Connection, topic: str, owner: str, lease: float, limit: int) -> list[Delivery]:
+    def _claim_in(
+        self,
+        conn: sqlite3.Connection,
+        topic: str,
+        owner: str,
+        lease: float,
+        limit: int,
+        conversation: str | None = None,
+    ) -> list[Delivery]:
         now = self._clock()
         rows = conn.execute(
             """
@@ -149,11 +160,20 @@ class Bus:
                 owner = :owner, updated_at = :iso
             WHERE id IN (
                 SELECT head_id FROM bus_heads
-                WHERE topic = :topic AND due <= :now ORDER BY due LIMIT :limit
+                WHERE topic = :topic AND (:conversation IS NULL OR conversation = :conversation) AND due <= :now
+                ORDER BY due LIMIT :limit
             )
             RETURNING id, topic, conversation, payload, attempts
             """,
-            {"until": now + lease, "owner": owner, "iso": now_iso(), "topic": topic, "now": now, "limit": limit},
+            {
+                "until": now + lease,
+                "owner": owner,
+                "iso": now_iso(),
+                "topic": topic,
+                "conversation": conversation,
+                "now": now,
+                "limit": limit,
+            },
         ).fetchall()
         return sorted((Delivery(**dict(row)) for row in rows), key=lambda d: d.id)
 
@@ -231,8 +251,11 @@ class Bus:
         """Seconds until a message of ``topic`` becomes claimable (0 if one is); None if none waits."""
         return await self._db.run(lambda conn: self._next_due_in(conn, topic))
 
-    def _next_due_in(self, conn: sqlite3.Connection, topic: str) -> float | None:
-        row = conn.execute("SELECT min(due) AS due FROM bus_heads WHERE topic = ?", (topic,)).fetchone()
+    def _next_due_in(self, conn: sqlite3.Connection, topic: str, conversation: str | None = None) -> float | None:
+        row = conn.execute(
+            "SELECT min(due) AS due FROM bus_heads WHERE topic = ? AND (? IS NULL OR conversation = ?)",
+            (topic, conversation, conversation),
+        ).fetchone()
         if row is None or row["due"] is None:
             return None
         return max(0.0, row["due"] - self._clock())

@@ -71,9 +71,12 @@ class Worker:
         on_dead: OnDead | None = None,
         poll_interval: float = 1.0,
         name: str = "worker",
+        conversation: str | None = None,
     ) -> None:
+        """With ``conversation``, the worker takes only that conversation's messages of ``topic``."""
         self.bus = bus
         self.topic = topic
+        self.conversation = conversation
         self.handler = handler
         self.concurrency = concurrency
         self.lease = lease
@@ -150,7 +153,9 @@ class Worker:
         """Claim up to ``free`` messages, and when none, how soon one comes due; None, after a
         backoff, when the database is briefly unusable."""
         try:
-            polled = await self.bus.poll(self.topic, owner=self.owner, lease=self.lease, limit=free)
+            polled = await self.bus.poll(
+                self.topic, owner=self.owner, lease=self.lease, limit=free, conversation=self.conversation
+            )
         except Exception as exc:
             if not is_transient(exc):
                 raise

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import getpass
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -30,8 +29,8 @@ from bot.bus import (
     events_topic,
     outbound_topic,
 )
+from bot.channels.seats import CHANNEL, conversation_of, whoami
 
-CHANNEL = "terminal"
 # How often the session re-checks whether a turn is finished when nothing changed in-process.
 _SETTLE_POLL = 1.0
 _PREFIX = "vaultbot> "
@@ -45,12 +44,22 @@ class OutputClosed(Exception):
 class TerminalChannel:
     """One person at one terminal."""
 
-    def __init__(self, bus: Bus, out: TextIO, *, user: str | None = None, progress: Progress | None = None) -> None:
-        """With ``progress``, replies are printed as they are written (run :meth:`stream` beside the workers)."""
+    def __init__(
+        self,
+        bus: Bus,
+        out: TextIO,
+        *,
+        user: str | None = None,
+        conversation: str | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        """``conversation`` defaults to ``terminal:USER`` (see :mod:`bot.channels.seats` for several
+        terminals at once). With ``progress``, replies are printed as they are written (run
+        :meth:`stream` beside the workers)."""
         self._bus = bus
         self._out = out
-        self.user = user or _whoami()
-        self.conversation = f"{CHANNEL}:{self.user}"
+        self.user = user or whoami()
+        self.conversation = conversation or conversation_of(self.user, 1)
         # Subscribed before the runner starts, so no run is missed.
         self._subscription = progress.subscribe(CHANNEL) if progress is not None else None
         self._draft: Draft | None = None  # the draft being printed, and how much of its segment is
@@ -141,10 +150,25 @@ class TerminalChannel:
         self._write(prefix + text.replace("\n", _INDENT) + "\n")
 
     def workers(self) -> list[Worker]:
-        """The workers that print this channel's replies and notices, each in order."""
+        """The workers that print this conversation's replies and notices, each in order. Only this
+        conversation's: another terminal's are for that terminal to print."""
         return [
-            Worker(self._bus, outbound_topic(CHANNEL), self.deliver, concurrency=1, name="terminal"),
-            Worker(self._bus, events_topic(CHANNEL), self.tell, concurrency=1, name="terminal-events"),
+            Worker(
+                self._bus,
+                outbound_topic(CHANNEL),
+                self.deliver,
+                concurrency=1,
+                name="terminal",
+                conversation=self.conversation,
+            ),
+            Worker(
+                self._bus,
+                events_topic(CHANNEL),
+                self.tell,
+                concurrency=1,
+                name="terminal-events",
+                conversation=self.conversation,
+            ),
         ]
 
     async def settled(self, inbound_id: int) -> None:
@@ -197,10 +221,3 @@ async def read_lines(stream: TextIO, prompt: str | None) -> AsyncIterator[str]:
         if line is None:
             return
         yield line.rstrip("\n")
-
-
-def _whoami() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "me"

@@ -8,16 +8,23 @@ unless ``vault_write`` said so.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from bot.clock import unstamp
 from bot.runner.model import ModelReply, TextListener
 from vault import daily_entry
 
 TITLE_CHARS = 60
+# A link in the text, without the punctuation a sentence puts after it.
+_URL = re.compile(r"https?://[^\s<>\"]+?(?=[.,;:!?)\]}'\"]*(?:\s|$))", re.IGNORECASE)
+_PATH_WORDS = re.compile(r"[/\-_.+~,;=]+")
+# What ends a page's address without saying anything about it.
+_PAGE_SUFFIXES = {"html", "htm", "php", "asp", "aspx", "jsp", "cgi", "index"}
 ENABLE_HINT = "Capture mode is on: set ANTHROPIC_API_KEY to turn on the assistant (see the README)."
 
 
@@ -129,14 +136,26 @@ def filed(messages: list[dict[str, Any]]) -> Filed:
 def title_from(text: str) -> str:
     """A note title from a message: its first line of the person's own words (the channel's bracketed
     context lines, such as where a photo was saved, only when there is nothing else), cut at a word
-    boundary."""
+    boundary. A link in it reads as its host and the words of its path (``example.com article`` for
+    ``https://example.com/article?x=1``): a file name made of the raw address is unreadable."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     own = [line for line in lines if not _is_context(line)]
-    first = next(iter(own or lines), "Untitled")
+    first = _URL.sub(lambda link: _link_words(link.group()), next(iter(own or lines), "Untitled")).strip()
+    first = first or "Untitled"
     if len(first) <= TITLE_CHARS:
         return first
     cut = first[:TITLE_CHARS].rsplit(" ", 1)[0] or first[:TITLE_CHARS]
     return cut.rstrip(" ,.;:") + "…"
+
+
+def _link_words(url: str) -> str:
+    """``https://www.example.com/blog/my-post.html?x=1`` → ``example.com blog my post``."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").removeprefix("www.")
+    words = [word for word in _PATH_WORDS.split(unquote(parts.path)) if word]
+    while words and words[-1].lower() in _PAGE_SUFFIXES:
+        words.pop()
+    return " ".join([host, *words]) if host else url
 
 
 def _is_context(line: str) -> bool:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from bot.clock import Clock
+from bot.clock import Clock, local_time
 from bot.reminders import ReminderBook, ReminderError
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import title_from
@@ -45,6 +44,8 @@ Send me thoughts, tasks, links or photos and I file them; ask me about them late
 /reminders — your pending reminders
 /cancel <id> — cancel a reminder"""
 
+UNKNOWN = "I don't know the command /{name}, so I did nothing with that message.\n\n"
+
 REVIEW_OFF = (
     "The review page is not being served. Start it on the machine that runs me with `vaultbot review`, "
     "or set VAULTBOT_REVIEW__ENABLED=true for `vaultbot run`."
@@ -77,9 +78,14 @@ class CommandResult:
 
 
 def parse_command(text: str) -> Command | None:
-    """``/note buy milk`` (or ``/note@my_bot …``) → Command; None for anything else."""
+    """``/note buy milk`` (or ``/note@my_bot …``) → Command; None for anything else.
+
+    A first word of ``/`` and letters is a command even when it is not one of ours (``/bogus``), as
+    Telegram marks it one: it is answered as unknown rather than filed as a note. A message that only
+    starts with a slash (``/etc/hosts is odd``) is not a command.
+    """
     match = _COMMAND.match(text.strip())
-    if match is None or match.group(1).lower() not in _NAMES:
+    if match is None:
         return None
     return Command(match.group(1).lower(), (match.group(2) or "").strip())
 
@@ -130,6 +136,8 @@ class CommandRunner:
             return await self._list_reminders(context)
         if command.name == "cancel":
             return await self._cancel(command.args, context)
+        if command.name not in _NAMES:
+            return CommandResult(UNKNOWN.format(name=command.name) + HELP)
         greeting = "Hello! " if command.name == "start" else ""
         return CommandResult(greeting + HELP + self._mode_line())
 
@@ -187,7 +195,7 @@ class CommandRunner:
         entries = await self._store.list_interactions(limit=5)
         if not entries:
             return CommandResult("Nothing logged yet.")
-        lines = [f"• {e['created_at'][:16].replace('T', ' ')} [{e['category']}] {e['summary']}" for e in entries]
+        lines = [f"• {local_time(e['created_at'], self._clock.tz)} [{e['category']}] {e['summary']}" for e in entries]
         return CommandResult("\n".join(lines))
 
     async def _status(self, context: ToolContext) -> CommandResult:
@@ -195,8 +203,7 @@ class CommandRunner:
         runs = [run for run in await self._store.list_runs(limit=2) if run["id"] != context.run_id]
         last = ""
         if runs:
-            when = datetime.fromisoformat(runs[0]["started_at"]).astimezone(self._clock.tz)
-            last = f"Last run: {runs[0]['status']} at {when:%Y-%m-%d %H:%M %Z}."
+            last = f"Last run: {runs[0]['status']} at {local_time(runs[0]['started_at'], self._clock.tz)}."
         return CommandResult(f"Running. {self._mode_line().strip()} {last}".strip() + "\n" + await self._spend_line())
 
     async def _spend_line(self) -> str:

@@ -257,6 +257,15 @@ class Store:
         )
         return [_run(row) for row in rows]
 
+    async def runs_starting_with(self, prefix: str, *, limit: int = 10) -> list[dict[str, Any]]:
+        """Runs whose id starts with ``prefix``, in id order (at most ``limit``): what a short id names."""
+        # A range on the primary key, not LIKE: LIKE ignores case and reads '_' and '%' as wildcards.
+        rows = await self._db.fetchall(
+            "SELECT id, started_at, conversation, status FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit),
+        )
+        return [dict(row) for row in rows]
+
     async def get_run(self, run_id: str) -> dict[str, Any] | None:
         """One run with its ``steps``, or None."""
         row = await self._db.fetchone(f"SELECT *, {_RUN_COST} FROM runs WHERE id = ?", (run_id,))

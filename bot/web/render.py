@@ -15,6 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
+from bot.clock import local_time
+
 __all__ = ["Renderer"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -23,9 +25,9 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "striketh
 
 
 class Renderer:
-    """Renders pages in the user's time zone (None: this machine's)."""
+    """Renders pages in the user's time zone, each time saying which zone it is in."""
 
-    def __init__(self, tz: tzinfo | None) -> None:
+    def __init__(self, tz: tzinfo) -> None:
         self._tz = tz
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(_TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined
@@ -53,12 +55,12 @@ class Renderer:
         return datetime.fromisoformat(iso).astimezone(self._tz)
 
     def when(self, iso: str | None) -> str:
-        """``2026-11-23 10:41``."""
-        return self.local(iso).strftime("%Y-%m-%d %H:%M") if iso else "–"
+        """``2026-11-23 10:41 CET``."""
+        return local_time(iso, self._tz) if iso else "–"
 
     def clock(self, iso: str | None) -> str:
-        """``10:41:07``."""
-        return self.local(iso).strftime("%H:%M:%S") if iso else "–"
+        """``10:41:07 CET`` (the day is the heading above it)."""
+        return local_time(iso, self._tz, seconds=True, day=False) if iso else "–"
 
     def by_day(self, entries: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
         """Entries (newest first) grouped under their local day, ``Monday 23 November 2026``."""

@@ -32,7 +32,8 @@ async def send(app: App, *texts: str) -> list[str]:
         ("/find@vault_test_bot oat  milk", ("find", "oat  milk")),
         ("/HELP", ("help", "")),
         ("/note\nline one\nline two", ("note", "line one\nline two")),
-        ("/unknown thing", None),
+        ("/unknown thing", ("unknown", "thing")),  # answered as an unknown command, not filed
+        ("/etc/hosts is odd", None),
         ("not /note", None),
         ("/", None),
     ],
