@@ -22,7 +22,7 @@ from bot.app import App
 from bot.bus import INBOUND, InboundMessage, OutboundMessage, Sender, outbound_topic
 from bot.runner.commands import REVIEW_OFF
 from bot.serve import serve
-from bot.web import review_app
+from bot.web import review_token
 from tests.helpers import outbox, subprocess_env
 
 AppFactory = Callable[..., Awaitable[App]]
@@ -158,9 +158,9 @@ async def test_review_in_chat_says_how_to_start_the_page_when_it_is_not_served(m
 
 async def test_the_token_is_generated_once_and_kept_in_the_store(make_app: AppFactory) -> None:
     app = await make_app()
-    _, first = await review_app(app.settings, app.db)
-    _, second = await review_app(app.settings, app.db)
+    first = await review_token(app.settings, app.db)
+    second = await review_token(app.settings, app.db)
     assert first == second and len(first) >= 32
     review = app.settings.review.model_copy(update={"token": SecretStr("x" * 20)})
-    _, chosen = await review_app(app.settings.model_copy(update={"review": review}), app.db)
+    chosen = await review_token(app.settings.model_copy(update={"review": review}), app.db)
     assert chosen == "x" * 20
