@@ -164,3 +164,29 @@ async def test_the_token_is_generated_once_and_kept_in_the_store(make_app: AppFa
     review = app.settings.review.model_copy(update={"token": SecretStr("x" * 20)})
     chosen = await review_token(app.settings.model_copy(update={"review": review}), app.db)
     assert chosen == "x" * 20
+
+
+async def test_review_in_chat_gives_the_address_of_a_vaultbot_review_running_beside_the_bot_while_it_lives(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    # The bot and `vaultbot review` (started as a user starts it, in tmp_path) share one store.
+    app = await make_app(store={"path": tmp_path / "data" / "vaultbot.db"})
+    stopping = asyncio.Event()
+    running = asyncio.create_task(serve(app, stopping, announce=lambda url: None))
+    try:
+        with reviewing(tmp_path) as (process, url):
+            reply = await ask(app, "/review")
+            assert reply.text == f"The review page: {url}"
+            assert (await asyncio.to_thread(fetch, url))[0] == 200
+            process.kill()  # no chance to say it stopped
+            process.wait(timeout=10)
+            reply = await ask(app, "/review")
+            assert reply.text == REVIEW_OFF
+
+        with reviewing(tmp_path) as (process, url):
+            assert (await ask(app, "/review")).text == f"The review page: {url}"
+            assert stop(process) == 0
+        assert (await ask(app, "/review")).text == REVIEW_OFF
+    finally:
+        stopping.set()
+        await asyncio.wait_for(running, 30)
