@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.db import Database  # noqa: E402
 from bot.settings import Settings  # noqa: E402
-from bot.web import ReviewServer, review_app  # noqa: E402
+from bot.web import ReviewServer, review_page, review_token  # noqa: E402
 
 WORDS = "milk passport dentist garden shed sourdough invoice birthday train lisbon review idea call book".split()
 CATEGORIES = ["task", "note", "question", "link", "idea", "capture"]
@@ -100,33 +100,34 @@ async def bench(folder: Path, count: int, requests: int) -> None:
             await asyncio.to_thread(generate, store, count)
             print(f"generated {count:,} interactions with their runs in {time.perf_counter() - began:.1f} s")
         settings = Settings(_env_file=None, vault={"path": folder / "vault"}, store={"path": store})
-        page, token = await review_app(settings, db)
-        server = ReviewServer(page, "127.0.0.1", 0)
-        stop = asyncio.Event()
-        serving = asyncio.create_task(server.serve(stop))
-        base = f"http://127.0.0.1:{server.port}"
-        try:
-            cookie = await asyncio.to_thread(_cookie, server.url(token))
-            deep = count // 2
-            cases = {
-                "timeline, first page": "/",
-                "timeline, a page halfway back": f"/?before={deep}",
-                "search (one word, many hits)": "/?q=passport",
-                "search (three words)": "/?q=garden+shed+lisbon",
-                "search (no hits)": "/?q=zebra",
-                "filter: category + conversation": "/?category=idea&conversation=telegram:1003",
-                "filter: date range": "/?since=2026-03-01&until=2026-03-02",
-                "filter: run status (rare)": "/?status=failed",
-                "a run's page": f"/runs/{deep:032x}",
-                "JSON twin of the first page": "/?format=json",
-            }
-            print(f"{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'bytes':>8}   ({requests} requests each)")
-            for name, path in cases.items():
-                p50, p95, size = await asyncio.to_thread(timed, base + path, cookie, requests)
-                print(f"{name:34} {p50:8.1f} {p95:8.1f} {size:8,}")
-        finally:
-            stop.set()
-            await serving
+        token = await review_token(settings, db)
+        async with review_page(settings, token) as page:
+            server = ReviewServer(page, "127.0.0.1", 0)
+            stop = asyncio.Event()
+            serving = asyncio.create_task(server.serve(stop))
+            base = f"http://127.0.0.1:{server.port}"
+            try:
+                cookie = await asyncio.to_thread(_cookie, server.url(token))
+                deep = count // 2
+                cases = {
+                    "timeline, first page": "/",
+                    "timeline, a page halfway back": f"/?before={deep}",
+                    "search (one word, many hits)": "/?q=passport",
+                    "search (three words)": "/?q=garden+shed+lisbon",
+                    "search (no hits)": "/?q=zebra",
+                    "filter: category + conversation": "/?category=idea&conversation=telegram:1003",
+                    "filter: date range": "/?since=2026-03-01&until=2026-03-02",
+                    "filter: run status (rare)": "/?status=failed",
+                    "a run's page": f"/runs/{deep:032x}",
+                    "JSON twin of the first page": "/?format=json",
+                }
+                print(f"{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'bytes':>8}   ({requests} requests each)")
+                for name, path in cases.items():
+                    p50, p95, size = await asyncio.to_thread(timed, base + path, cookie, requests)
+                    print(f"{name:34} {p50:8.1f} {p95:8.1f} {size:8,}")
+            finally:
+                stop.set()
+                await serving
     finally:
         await db.close()
 

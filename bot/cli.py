@@ -10,6 +10,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from datetime import date, datetime, tzinfo
 from typing import Any, NoReturn, TypeVar
 
@@ -188,22 +189,28 @@ def review_command(ctx: click.Context, host: str | None, port: int | None) -> No
     """Serve the review web page (read-only) until Ctrl-C."""
     from bot.db import Database
     from bot.serve import stop_on_signals
-    from bot.web import CannotListen, ReviewServer, review_app
+    from bot.store import Store
+    from bot.web import CannotListen, ReviewServer, review_page, review_token
 
     settings = _settings(ctx)
     host = host or settings.review.host
     port = settings.review.port if port is None else port
 
     async def main() -> None:
-        db = await Database.open(settings.store.path)
-        try:
-            page, token = await review_app(settings, db)
-            server = ReviewServer(page, host, port)
+        async with AsyncExitStack() as stack:
+            # The only writes, before it serves: the store brought up to date, the token kept, the
+            # address recorded. Then the writable connection closes: the page reads through its own.
+            db = await Database.open(settings.store.path)
+            try:
+                token = await review_token(settings, db)
+                page = await stack.enter_async_context(review_page(settings, token))
+                server = ReviewServer(page, host, port)
+                await Store(db).record_review_page(server.served(token))
+            finally:
+                await db.close()
             stop = stop_on_signals()  # before the address is out: a Ctrl-C right after it stops cleanly
             _announce(server.url(token))
             await server.serve(stop)
-        finally:
-            await db.close()
 
     try:
         _run(main())

@@ -400,6 +400,28 @@ def m012_dead_letters(conn: sqlite3.Connection) -> None:
             retry_message_id INTEGER REFERENCES bus_messages (id)
         );
         CREATE INDEX dead_letters_waiting ON dead_letters (created_at) WHERE retried_at IS NULL;
+
+
+def m013_review_reads(conn: sqlite3.Connection) -> None:
+    """What lets the review page only read: the addresses where processes serve it (recorded by each
+    before it serves, so ``/review`` in chat can name one that is still alive), and the running bot's
+    configuration as it recorded it on start (secret-free JSON), which the health page shows."""
+    _script(
+        conn,
+        """
+        CREATE TABLE review_pages (
+            pid          INTEGER PRIMARY KEY,
+            address      TEXT NOT NULL,
+            host         TEXT NOT NULL,
+            port         INTEGER NOT NULL,
+            token_sha256 TEXT NOT NULL,
+            started_at   TEXT NOT NULL
+        );
+        CREATE TABLE bot_config (
+            id          INTEGER PRIMARY KEY CHECK (id = 1),
+            config      TEXT NOT NULL CHECK (json_valid(config)),
+            recorded_at TEXT NOT NULL
+        );
         """,
     )
 
@@ -417,6 +439,7 @@ MIGRATIONS: list[Migration] = [
     m010_transcripts,
     m011_lighter_turn_writes,
     m012_dead_letters,
+    m013_review_reads,
 ]
 
 

@@ -6,12 +6,15 @@ import asyncio
 import logging
 import signal
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
 
 from bot.app import App
 from bot.bus import Worker
 from bot.channels.telegram import TelegramChannel
+from bot.clock import zone_name
 from bot.reminders import Scheduler
+from bot.runner import CaptureModel
 
 if TYPE_CHECKING:
     from bot.web import ReviewServer
@@ -34,10 +37,34 @@ async def serve(
     A channel that fails (another instance polling the same Telegram token) stops everything and
     its error propagates. With the review page enabled, its address (token included) is passed
     to ``announce``, never logged.
+
+    The configuration it runs with is recorded in the store first, for the review page to show.
     """
+    await app.store.record_bot_config(configuration(app))
+    async with AsyncExitStack() as pages:
+        review = await _review(app, pages) if app.settings.review.enabled else None
+        await _serve(app, stop, review, announce, grace)
+
+
+def configuration(app: App) -> dict[str, Any]:
+    """What the bot runs with, as the review page's health section shows it: nothing secret."""
+    settings = app.settings
+    return {
+        "mode": "capture" if isinstance(app.model, CaptureModel) else "assistant",
+        "model": app.model.name,
+        "channels": ["telegram"] if settings.telegram.token is not None else [],
+        "budget_daily_usd": settings.budget.daily_usd,
+        "timezone": zone_name(app.clock.tz),
+        "transcription": settings.transcribe.enabled,
+        "review_page": settings.review.enabled,
+    }
+
+
+async def _serve(
+    app: App, stop: asyncio.Event, review: ReviewServer | None, announce: Callable[[str], None], grace: float
+) -> None:
     workers: list[Worker | Scheduler] = [app.runner_worker(), app.scheduler]
     channels = [_telegram(app)] if app.settings.telegram.token is not None else []
-    review = await _review(app) if app.settings.review.enabled else None
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
@@ -58,12 +85,16 @@ async def serve(
         await asyncio.gather(*(channel.stop(left) for channel in channels))
 
 
-async def _review(app: App) -> ReviewServer:
-    from bot.web import ReviewServer, review_app
+async def _review(app: App, pages: AsyncExitStack) -> ReviewServer:
+    """The page, over a read-only connection of its own (open until ``pages`` closes), its address
+    recorded in the store before it serves."""
+    from bot.web import ReviewServer, review_page, review_token
 
     settings = app.settings.review
-    page, token = await review_app(app.settings, app.db)
+    token = await review_token(app.settings, app.db)
+    page = await pages.enter_async_context(review_page(app.settings, token))
     server = ReviewServer(page, settings.host, settings.port)
+    await app.store.record_review_page(server.served(token))
     app.review.url = server.url(token)
     return server
 

@@ -22,7 +22,7 @@ from bot.app import App  # noqa: E402
 from bot.bus import INBOUND, InboundMessage, Sender  # noqa: E402
 from bot.runner import ModelReply, Usage  # noqa: E402
 from bot.settings import Settings  # noqa: E402
-from bot.web import ReviewServer, review_app  # noqa: E402
+from bot.web import ReviewServer, review_page, review_token  # noqa: E402
 
 MODEL = "claude-sonnet-5"
 _ids = itertools.count(1)
@@ -139,16 +139,17 @@ async def main(out: Path) -> None:
                 )
                 await app.bus.publish(INBOUND, message, conversation=conversation)
                 await app.runner_worker().run(burst=True)
-            page_app, token = await review_app(settings, app.db)
-            server = ReviewServer(page_app, "127.0.0.1", 0)
-            stop = asyncio.Event()
-            serving = asyncio.create_task(server.serve(stop))
-            first_run = (await app.store.list_runs(limit=10))[-1]["id"]
-            try:
-                await _shoot(f"http://127.0.0.1:{server.port}", token, first_run, out)
-            finally:
-                stop.set()
-                await serving
+            token = await review_token(settings, app.db)
+            async with review_page(settings, token) as page_app:
+                server = ReviewServer(page_app, "127.0.0.1", 0)
+                stop = asyncio.Event()
+                serving = asyncio.create_task(server.serve(stop))
+                first_run = (await app.store.list_runs(limit=10))[-1]["id"]
+                try:
+                    await _shoot(f"http://127.0.0.1:{server.port}", token, first_run, out)
+                finally:
+                    stop.set()
+                    await serving
 
 
 async def _shoot(base: str, token: str, run_id: str, out: Path) -> None:

@@ -7,14 +7,18 @@ turn, and they work in capture mode and in every channel.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from bot.clock import Clock, local_time
 from bot.reminders import ReminderBook, ReminderError
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import title_from
+from bot.runner.review_link import ReviewLink
 from bot.store import Store
-from bot.tools import Dispatcher, ToolContext
+from bot.tools import Dispatcher, ToolContext, ToolOutcome
 
 # (command, what it does), in the order a channel's menu shows them.
 COMMANDS: list[tuple[str, str]] = [
@@ -50,13 +54,6 @@ REVIEW_OFF = (
     "The review page is not being served. Start it on the machine that runs me with `vaultbot review`, "
     "or set VAULTBOT_REVIEW__ENABLED=true for `vaultbot run`."
 )
-
-
-@dataclass
-class ReviewLink:
-    """Where this process serves the review page, once it does (set by whoever serves it)."""
-
-    url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +127,7 @@ class CommandRunner:
         if command.name == "status":
             return await self._status(context)
         if command.name == "review":
-            url = self._review.url
+            url = await self._review.find(self._store)
             return CommandResult(f"The review page: {url}" if url else REVIEW_OFF)
         if command.name == "reminders":
             return await self._list_reminders(context)
@@ -145,24 +142,24 @@ class CommandRunner:
         if not text:
             return CommandResult("Usage: /note <text to file>")
         title = title_from(text)
-        written = await self._tools.call(
+        written = await self._call(
             "vault_write", {"folder": self._inbox, "title": title, "content": text, "tags": ["note"]}, context
         )
         if written.is_error:
             error = written.result["error"]
             entry = {"summary": f"Could not file a note: {title} ({error})", "category": "error"}
-            await self._tools.call("log_interaction", entry, context)
+            await self._call("log_interaction", entry, context)
             return CommandResult(
                 f"I could not save that: {error}", ["vault_write", "log_interaction"], failure=f"not saved: {error}"
             )
-        await self._tools.call("log_interaction", {"summary": f"Filed a note: {title}", "category": "note"}, context)
+        await self._call("log_interaction", {"summary": f"Filed a note: {title}", "category": "note"}, context)
         verb = "Already saved as" if written.result.get("unchanged") else "Saved to"
         return CommandResult(f"{verb} {written.result['path']}.", ["vault_write", "log_interaction"])
 
     async def _find(self, query: str, context: ToolContext) -> CommandResult:
         if not query:
             return CommandResult("Usage: /find <words>")
-        found = await self._tools.call("vault_search", {"query": query, "limit": 5}, context)
+        found = await self._call("vault_search", {"query": query, "limit": 5}, context)
         if found.is_error:
             return CommandResult(f"I could not search: {found.result['error']}", ["vault_search"])
         hits = found.result["results"]
@@ -170,6 +167,22 @@ class CommandRunner:
             return CommandResult(f"Nothing in your notes matches “{query}”.", ["vault_search"])
         lines = [f"{i}. {hit['path']}\n   {hit['snippet']}" for i, hit in enumerate(hits, 1)]
         return CommandResult("\n".join(lines), ["vault_search"])
+
+    async def _call(self, name: str, input: dict[str, Any], context: ToolContext) -> ToolOutcome:
+        """One tool call, recorded as a step of the command's run like the model's calls are, so
+        the audit trail (and the review page's notes) shows what a command wrote."""
+        started = time.perf_counter()
+        outcome = await self._tools.call(name, input, context)
+        await self._store.add_step(
+            context.run_id,
+            kind="tool",
+            name=name,
+            input=input,
+            output=outcome.result,
+            is_error=outcome.is_error,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        return outcome
 
     async def _list_reminders(self, context: ToolContext) -> CommandResult:
         pending = await self._reminders.pending(context.conversation)

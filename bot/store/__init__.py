@@ -1,8 +1,9 @@
 """SQLite records: conversation history, runs and steps (the audit trail), interactions."""
 
 from bot.store.dead_letters import MIN_PREFIX, DeadLetter, DeadLetters, UnknownDeadLetter
-from bot.store.reader import RUN_STATUSES, StoreReader, TimelineFilter
-from bot.store.store import RunEnding, Store, Turn, encode_turn
+from bot.store.reader import RUN_STATUSES, NotePage, StoreReader, TimelineFilter
+from bot.store.readonly import ReadOnlyDatabase, Reads
+from bot.store.store import RunEnding, ServedPage, Store, Turn, encode_turn
 from bot.store.usage import CallUsage, UsageRow
 
 __all__ = [
@@ -11,7 +12,11 @@ __all__ = [
     "CallUsage",
     "DeadLetter",
     "DeadLetters",
+    "NotePage",
+    "ReadOnlyDatabase",
+    "Reads",
     "RunEnding",
+    "ServedPage",
     "Store",
     "StoreReader",
     "TimelineFilter",

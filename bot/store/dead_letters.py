@@ -109,13 +109,6 @@ class DeadLetters:
         )
         return changed > 0
 
-    async def page(self, *, limit: int = 100) -> list[dict[str, Any]]:
-        """The dead letters waiting for a retry, newest first, as plain rows (the review page's)."""
-        rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM dead_letters WHERE retried_at IS NULL ORDER BY created_at DESC LIMIT ?", (limit,)
-        )
-        return [dict(row) for row in rows]
-
     async def message(self, letter: DeadLetter) -> str:
         """The dead-lettered message as the bus kept it (JSON of the inbound message)."""
         row = await self._db.fetchone("SELECT payload FROM bus_messages WHERE id = ?", (letter.message_id,))

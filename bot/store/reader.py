@@ -7,16 +7,20 @@ the timeline by a run status that few runs have walks the log). Nothing here wri
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
-from bot.clock import unstamp
-from bot.db import Database, to_iso
+from bot.clock import day_bounds, unstamp
+from bot.db import to_iso
+from bot.store import usage as _usage
+from bot.store.readonly import Reads
 from bot.store.store import _RUN_COST, _run, _step
+from bot.store.usage import UsageRow
 
-__all__ = ["RUN_STATUSES", "StoreReader", "TimelineFilter", "fts_query"]
+__all__ = ["RUN_STATUSES", "NotePage", "StoreReader", "TimelineFilter", "fts_query"]
 
 RUN_STATUSES = ("running", "completed", "stopped", "escalated", "failed", "dead_lettered", "interrupted")
 # How many distinct categories or conversations a filter menu offers at most.
@@ -49,10 +53,32 @@ def fts_query(text: str) -> str:
     return " ".join(quoted)
 
 
-class StoreReader:
-    """The review page's view of the database: timeline, runs, notes, health."""
+@dataclass(frozen=True)
+class NotePage:
+    """One page of the notes list, newest write first, with the cursors of the pages either side
+    (None where there is none): pass ``older`` as ``before``, ``newer`` as ``after``."""
 
-    def __init__(self, db: Database) -> None:
+    notes: list[dict[str, Any]]
+    older: str | None
+    newer: str | None
+
+
+# A note's place in the list: its latest successful write (the time, then the step's rowid, which
+# tells apart writes recorded in the same microsecond). Written as ``<created_at>~<rowid>``.
+_NOTE_WRITES = "s.kind = 'tool' AND s.name = 'vault_write' AND NOT s.is_error"
+_LATER_WRITE = """
+    SELECT 1 FROM steps t
+    WHERE t.kind = 'tool' AND t.name = 'vault_write' AND NOT t.is_error
+      AND json_extract(t.output, '$.path') = json_extract(s.output, '$.path')
+      AND (t.created_at, t.rowid) > (s.created_at, s.rowid)
+"""
+
+
+class StoreReader:
+    """The review page's view of the database: timeline, runs, notes, usage, health. It only
+    asks questions, so it works over a read-only connection."""
+
+    def __init__(self, db: Reads) -> None:
         self._db = db
 
     async def timeline(self, where: TimelineFilter, *, limit: int = 50) -> tuple[list[dict[str, Any]], int | None]:
@@ -190,29 +216,101 @@ class StoreReader:
                 return unstamp(str(last["content"]))
         return None
 
-    async def recent_notes(self, *, limit: int = 50) -> list[dict[str, Any]]:
-        """Notes written lately, newest write first, each once."""
-        rows = await self._db.fetchall(
-            "SELECT json_extract(output, '$.path') AS path, created_at, run_id FROM steps "
-            "WHERE kind = 'tool' AND name = 'vault_write' AND NOT is_error ORDER BY created_at DESC LIMIT :n",
-            {"n": limit * 4},
-        )
-        seen: dict[str, dict[str, Any]] = {}
-        for row in rows:
-            if row["path"] and row["path"] not in seen:
-                seen[row["path"]] = dict(row)
-        return list(seen.values())[:limit]
+    async def notes(self, *, before: str | None = None, after: str | None = None, limit: int = 50) -> NotePage:
+        """A page of every note written, each once at its latest successful write, newest first,
+        with the run that wrote it (and how: the assistant, capture, a command): the page just
+        below the cursor ``before``, or just above ``after``, or the newest. A cursor that does not
+        parse starts from the newest."""
+        cursor = _note_cursor(after if after is not None else before)
+        upward = after is not None and cursor is not None
+        where = [_NOTE_WRITES, "json_extract(s.output, '$.path') IS NOT NULL", f"NOT EXISTS ({_LATER_WRITE})"]
+        params: dict[str, Any] = {"n": limit + 1}
+        if cursor is not None:
+            where.append(f"(s.created_at, s.rowid) {'>' if upward else '<'} (:at, :rowid)")
+            params |= {"at": cursor[0], "rowid": cursor[1]}
+        rows = [
+            dict(row)
+            for row in await self._db.fetchall(
+                "SELECT s.rowid AS step, json_extract(s.output, '$.path') AS path, s.created_at, s.run_id, "
+                "r.mode, r.model, r.conversation FROM steps s LEFT JOIN runs r ON r.id = s.run_id "
+                f"WHERE {' AND '.join(where)} "
+                f"ORDER BY s.created_at {'ASC' if upward else 'DESC'}, s.rowid {'ASC' if upward else 'DESC'} LIMIT :n",
+                params,
+            )
+        ]
+        more = len(rows) > limit
+        rows = rows[:limit]
+        if upward:
+            rows.reverse()
+        marks = [f"{row['created_at']}~{row.pop('step')}" for row in rows]
+        if not rows:
+            return NotePage([], None, None)
+        # Coming up from a page, there are older notes (that page's); going down from one, newer.
+        older = marks[-1] if more or upward else None
+        newer = marks[0] if (more if upward else cursor is not None) else None
+        return NotePage(rows, older, newer)
 
     async def runs_of_note(self, path: str, *, limit: int = 50) -> list[dict[str, Any]]:
         """The runs that wrote the note at ``path``, newest first."""
         rows = await self._db.fetchall(
-            "SELECT s.run_id, s.created_at, json_extract(s.input, '$.mode') AS mode, r.status, r.conversation "
+            "SELECT s.run_id, s.created_at, json_extract(s.input, '$.mode') AS mode, r.status, r.conversation, "
+            "r.mode AS run_mode, r.model "
             "FROM steps s JOIN runs r ON r.id = s.run_id "
             "WHERE json_extract(s.output, '$.path') = ? AND s.kind = 'tool' AND s.name = 'vault_write' "
             "ORDER BY s.created_at DESC LIMIT ?",
             (path, limit),
         )
         return [dict(row) for row in rows]
+
+    # Usage
+
+    async def usage_by_day(self, since: datetime | None, tz: tzinfo) -> list[UsageRow]:
+        """Tokens and cost per day in ``tz`` and per model since ``since``, oldest day first."""
+        return await _usage.usage_by_day(self._db, since, tz)
+
+    async def spend_today(self, tz: tzinfo) -> float:
+        """Dollars spent since the start of today in ``tz``."""
+        start, end = day_bounds(datetime.now(tz).date(), tz)
+        return await _usage.spend_between(self._db, start, end)
+
+    # Health
+
+    async def message_counts(self) -> dict[str, int]:
+        """Messages on the bus per status, all topics."""
+        rows = await self._db.fetchall("SELECT status, count(*) AS n FROM bus_messages GROUP BY status")
+        return {row["status"]: row["n"] for row in rows}
+
+    async def dead_letters(self, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Dead-lettered bus messages, newest first, with their last error and, for a message the
+        model could not answer, the id ``vaultbot retry`` takes (the run that filed it) while it waits."""
+        rows = await self._db.fetchall(
+            "SELECT m.id AS row, m.topic, m.conversation, m.payload, m.attempts, m.last_error, m.updated_at, "
+            "CASE WHEN d.retried_at IS NULL THEN d.run_id END AS retry_id "
+            "FROM bus_messages AS m LEFT JOIN dead_letters AS d ON d.message_id = m.id "
+            "WHERE m.status = 'dead' ORDER BY m.id DESC LIMIT ?",
+            (limit,),
+        )
+        return [dict(row) for row in rows]
+
+    async def waiting_dead_letters(self, *, limit: int = 100) -> list[dict[str, Any]]:
+        """The dead letters not yet sent again, newest first: text, error, where each was filed, and
+        the run that filed it (whose id ``vaultbot retry`` takes)."""
+        rows = await self._db.fetchall(
+            "SELECT run_id, conversation, text, error, path, created_at FROM dead_letters "
+            "WHERE retried_at IS NULL ORDER BY created_at DESC LIMIT ?",
+            (limit,),
+        )
+        return [dict(row) for row in rows]
+
+    async def bot_config(self) -> tuple[dict[str, Any], str] | None:
+        """The configuration the bot recorded when it last started, and when; None if it never ran."""
+        row = await self._db.fetchone("SELECT config, recorded_at FROM bot_config WHERE id = 1")
+        return None if row is None else (json.loads(row["config"]), str(row["recorded_at"]))
+
+
+def _note_cursor(value: str | None) -> tuple[str, int] | None:
+    at, _, rowid = (value or "").rpartition("~")
+    return (at, int(rowid)) if at and rowid.isdigit() else None
 
 
 def _timeline_where(where: TimelineFilter, key: str) -> tuple[list[str], dict[str, Any]]:

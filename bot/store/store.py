@@ -18,7 +18,7 @@ from bot.db import Database, Row, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["CallUsage", "RunEnding", "Store", "Turn", "UsageRow", "encode_turn"]
+__all__ = ["CallUsage", "RunEnding", "ServedPage", "Store", "Turn", "UsageRow", "encode_turn"]
 
 
 @dataclass(frozen=True)
@@ -328,6 +328,50 @@ class Store:
         row = await self._db.fetchone("SELECT token FROM review_token WHERE id = 1")
         assert row is not None
         return str(row["token"])
+
+    async def stored_review_token(self) -> str | None:
+        """The review page's token kept in the store, if one was generated."""
+        row = await self._db.fetchone("SELECT token FROM review_token WHERE id = 1")
+        return None if row is None else str(row["token"])
+
+    async def record_review_page(self, page: ServedPage) -> None:
+        """Record that this process serves the review page at ``page.address`` (before it serves)."""
+        await self._db.execute(
+            "INSERT INTO review_pages (pid, address, host, port, token_sha256, started_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (pid) DO UPDATE SET address = excluded.address, host = excluded.host, port = excluded.port, "
+            "token_sha256 = excluded.token_sha256, started_at = excluded.started_at",
+            (page.pid, page.address, page.host, page.port, page.token_sha256, now_iso()),
+        )
+
+    async def review_pages(self) -> list[ServedPage]:
+        """Where processes said they serve the review page, the latest first (some may be gone)."""
+        rows = await self._db.fetchall(
+            "SELECT pid, address, host, port, token_sha256 FROM review_pages ORDER BY started_at DESC"
+        )
+        return [ServedPage(**dict(row)) for row in rows]
+
+    # The running bot's configuration, for the review page
+
+    async def record_bot_config(self, config: dict[str, Any]) -> None:
+        """Keep the configuration the bot starts with (no secret in it: the caller's promise)."""
+        await self._db.execute(
+            "INSERT INTO bot_config (id, config, recorded_at) VALUES (1, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET config = excluded.config, recorded_at = excluded.recorded_at",
+            (_json(config), now_iso()),
+        )
+
+
+@dataclass(frozen=True)
+class ServedPage:
+    """A process serving the review page: its pid, the address (without the token), the host and
+    port it listens on, and the SHA-256 of its token (hex), which tells a reader which token opens
+    it without the store keeping a token it was not given to keep."""
+
+    pid: int
+    address: str
+    host: str
+    port: int
+    token_sha256: str
 
 
 # A run's cost: the sum over its model calls (the usage_by_run index makes this a short walk).

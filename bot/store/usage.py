@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta, tzinfo
 
 from bot.clock import day_bounds
 from bot.db import Database, to_iso
+from bot.store.readonly import Reads
 
 __all__ = ["CallUsage", "UsageRow", "record_usage", "spend_between", "usage_by_day", "usage_statement"]
 
@@ -69,7 +70,7 @@ def usage_statement(run_id: str | None, call: CallUsage) -> tuple[str, tuple[obj
     )
 
 
-async def spend_between(db: Database, start: datetime, end: datetime) -> float:
+async def spend_between(db: Reads, start: datetime, end: datetime) -> float:
     """Dollars spent on model calls in ``[start, end)``."""
     row = await db.fetchone(
         "SELECT coalesce(sum(cost_usd), 0.0) AS spent FROM usage WHERE created_at >= ? AND created_at < ?",
@@ -78,7 +79,7 @@ async def spend_between(db: Database, start: datetime, end: datetime) -> float:
     return float(row["spent"]) if row is not None else 0.0
 
 
-async def usage_by_day(db: Database, since: datetime | None, tz: tzinfo) -> list[UsageRow]:
+async def usage_by_day(db: Reads, since: datetime | None, tz: tzinfo) -> list[UsageRow]:
     """Usage per day in ``tz`` and per model since ``since`` (all of it when None), oldest day first.
 
     SQLite knows nothing of time zones, so the days' UTC bounds are computed here and joined in.

@@ -1,44 +1,35 @@
-"""The review page's Starlette app: the route table, the token gate and where views read from."""
+"""The review page's Starlette app: the route table, the token gate, and opening the page over a
+read-only connection to the store."""
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import tzinfo
 from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from bot.bus import Bus
 from bot.db import Database
 from bot.settings import Settings
-from bot.store import Store, StoreReader
+from bot.store import ReadOnlyDatabase, Store, StoreReader
 from bot.web import dead_letters, health, notes, runs, timeline, usage
 from bot.web.access import TokenGate
 from bot.web.render import Renderer
+from bot.web.sources import ReviewSources
 
-__all__ = ["ReviewSources", "build_app", "review_app", "sources"]
+__all__ = ["build_app", "review_page", "review_token", "routes"]
 
-
-@dataclass(frozen=True)
-class ReviewSources:
-    """What the views read: the store (through its read-only questions), the bus (counts and dead
-    letters only), the settings."""
-
-    reader: StoreReader
-    store: Store
-    bus: Bus
-    settings: Settings
-    renderer: Renderer
+STATIC = Path(__file__).parent / "static"
 
 
-def build_app(sources: ReviewSources, token: str) -> Starlette:
-    """The review page; every request needs ``token``."""
-    routes = [
+def routes() -> list[BaseRoute]:
+    """Every address the page answers."""
+    return [
         Route("/", timeline.timeline),
         Route("/runs", runs.run_list),
         Route("/runs/{run_id}", runs.run_page),
@@ -47,26 +38,32 @@ def build_app(sources: ReviewSources, token: str) -> Starlette:
         Route("/usage", usage.usage_page),
         Route("/health", health.health_page),
         Route("/dead-letters", dead_letters.dead_letter_list),
-        Mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static"),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(TokenGate, token=token)])
+
+
+def build_app(sources: ReviewSources, token: str) -> Starlette:
+    """The review page; every request needs ``token``."""
+    app = Starlette(routes=routes(), middleware=[Middleware(TokenGate, token=token)])
     app.state.review = sources
     return app
 
 
-async def review_app(settings: Settings, db: Database, *, tz: tzinfo | None = None) -> tuple[Starlette, str]:
-    """The page over ``db`` with its token: ``VAULTBOT_REVIEW__TOKEN``, else the one kept in the
-    store (generated on first use). Times are shown in ``tz`` (default: the user's zone)."""
+async def review_token(settings: Settings, db: Database) -> str:
+    """The page's token: ``VAULTBOT_REVIEW__TOKEN``, else the one kept in the store (generated and
+    kept on first use, hence the writable ``db``)."""
     configured = settings.review.token
     if configured is not None:
-        token = configured.get_secret_value()
-    else:
-        token = await Store(db).review_token(secrets.token_urlsafe(24))
-    review = ReviewSources(StoreReader(db), Store(db), Bus(db), settings, Renderer(tz or settings.zone))
-    return build_app(review, token), token
+        return configured.get_secret_value()
+    return await Store(db).review_token(secrets.token_urlsafe(24))
 
 
-def sources(request: Request) -> ReviewSources:
-    """The sources of the app serving ``request``."""
-    found: ReviewSources = request.app.state.review
-    return found
+@asynccontextmanager
+async def review_page(settings: Settings, token: str, *, tz: tzinfo | None = None) -> AsyncIterator[Starlette]:
+    """The page over a read-only connection of its own to the store (which must exist), open while
+    the block runs. Times are shown in ``tz`` (default: the user's zone)."""
+    db = await ReadOnlyDatabase.open(settings.store.path)
+    try:
+        yield build_app(ReviewSources(StoreReader(db), settings, Renderer(tz or settings.zone)), token)
+    finally:
+        await db.close()

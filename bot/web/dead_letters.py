@@ -6,13 +6,12 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.store import DeadLetters
-from bot.web import app as web
+from bot.web.sources import sources
 
 
 async def dead_letter_list(request: Request) -> Response:
     """The dead letters not yet sent again, newest first."""
-    review = web.sources(request)
-    rows = await DeadLetters(review.store.db).page()
+    review = sources(request)
+    rows = await review.reader.waiting_dead_letters()
     letters = [{**row, "retry": f"vaultbot retry {row['run_id'][:8]}"} for row in rows]
     return review.renderer.page(request, "dead_letters.html", {"dead_letters": letters})

@@ -1,4 +1,5 @@
-"""Health: what ``vaultbot doctor`` knows without touching anything, and the dead letters."""
+"""Health: the configuration the bot runs with (as it recorded it on start), the queue, and the
+dead letters, each with the command that runs it again."""
 
 from __future__ import annotations
 
@@ -8,19 +9,20 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.clock import Clock
-from bot.doctor import configured
-from bot.web import app as web
+from bot.web.sources import sources
+
+# As the runs list shows run ids: a dead letter's id is the run that filed it, and ``vaultbot retry`` takes a prefix.
+SHORT_ID = 8
 
 
 async def health_page(request: Request) -> Response:
-    """Channels, model, messages waiting and dead-lettered, each dead letter with its error."""
-    review = web.sources(request)
-    counts = await review.bus.counts()
-    dead = [_dead_letter(row) for row in await review.bus.dead_letters(limit=100)]
-    checks = configured(review.settings, Clock(review.settings.zone))
+    """The bot's configuration, messages waiting and dead-lettered, each dead letter with its error."""
+    review = sources(request)
+    counts = await review.reader.message_counts()
+    dead = [_dead_letter(row) for row in await review.reader.dead_letters(limit=100)]
+    recorded = await review.reader.bot_config()
     data = {
-        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
+        "bot": None if recorded is None else {"config": recorded[0], "recorded_at": recorded[1]},
         "waiting": counts.get("pending", 0) + counts.get("leased", 0),
         "dead_count": counts.get("dead", 0),
         "done": counts.get("done", 0),
@@ -35,12 +37,14 @@ def _dead_letter(row: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         payload = {}
     text = payload.get("text") if isinstance(payload, dict) else None
+    retry = f"vaultbot retry {row['retry_id'][:SHORT_ID]}" if row["retry_id"] else None
     return {
-        "id": row["id"],
+        "id": row["row"],
         "topic": row["topic"],
         "conversation": row["conversation"],
         "attempts": row["attempts"],
         "error": row["last_error"],
         "when": row["updated_at"],
         "text": text,
+        "retry": retry,
     }

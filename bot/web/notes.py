@@ -10,22 +10,28 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.web import app as web
+from bot.web.sources import sources
 from vault import VaultError
 from vault.frontmatter import parse
 from vault.paths import confine
 
+PAGE_SIZE = 50
+
 
 async def note_list(request: Request) -> Response:
-    """The notes written lately, newest first."""
-    review = web.sources(request)
-    data = {"notes": await review.reader.recent_notes(limit=100)}
+    """Every note written, a page at a time, newest write first, each with the run that wrote it;
+    ``before`` pages to older notes, ``after`` to newer ones."""
+    review = sources(request)
+    found = await review.reader.notes(
+        before=request.query_params.get("before"), after=request.query_params.get("after"), limit=PAGE_SIZE
+    )
+    data = {"notes": found.notes, "older": found.older, "newer": found.newer}
     return review.renderer.page(request, "notes.html", data)
 
 
 async def note_page(request: Request) -> Response:
     """One note: its path, the runs that wrote it, its content as it is on disk now."""
-    review = web.sources(request)
+    review = sources(request)
     path = request.path_params["path"]
     root = review.settings.vault.path
     touched = await review.reader.runs_of_note(path)

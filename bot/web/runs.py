@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.store import RUN_STATUSES
-from bot.web import app as web
+from bot.web.sources import sources
 
 PAGE_SIZE = 50
 # A step's output longer than this is folded, its summary (or first lines) shown first.
@@ -18,7 +18,7 @@ FOLD_CHARS = 600
 
 async def run_list(request: Request) -> Response:
     """Runs, newest first, optionally of one status."""
-    review = web.sources(request)
+    review = sources(request)
     status = request.query_params.get("status", "")
     before = request.query_params.get("before") or None
     found = await review.reader.runs(status=status, before=before, limit=PAGE_SIZE)
@@ -29,7 +29,7 @@ async def run_list(request: Request) -> Response:
 
 async def run_page(request: Request) -> Response:
     """One run: the user's message, each step, the notes and log entries it made, its attempts."""
-    review = web.sources(request)
+    review = sources(request)
     run_id = request.path_params["run_id"]
     run = await review.reader.run(run_id)
     if run is None:

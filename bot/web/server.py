@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import socket
 from collections.abc import Iterator
@@ -13,13 +14,19 @@ from urllib.parse import quote
 import uvicorn
 from starlette.applications import Starlette
 
+from bot.store import ServedPage
+
 __all__ = ["CannotListen", "ReviewServer", "review_url"]
 
 
 def review_url(host: str, port: int, token: str) -> str:
     """``http://127.0.0.1:8765/?token=…``: the address to open, token included."""
+    return f"{_address(host, port)}?token={quote(token, safe='')}"
+
+
+def _address(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/?token={quote(token, safe='')}"
+    return f"http://{shown}:{port}/"
 
 
 class CannotListen(Exception):
@@ -52,6 +59,12 @@ class ReviewServer:
     def url(self, token: str) -> str:
         """The address with the token."""
         return review_url(self.host, self.port, token)
+
+    def served(self, token: str) -> ServedPage:
+        """What this process records in the store before it serves, so that ``/review`` in chat
+        finds the page (the token itself is not kept: only its digest)."""
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        return ServedPage(os.getpid(), _address(self.host, self.port), self.host, self.port, digest)
 
     async def serve(self, stop: asyncio.Event) -> None:
         """Answer requests until ``stop`` is set; then finish those in flight and close."""

@@ -9,14 +9,14 @@ from starlette.responses import Response
 
 from bot.clock import day_bounds
 from bot.store import RUN_STATUSES, TimelineFilter
-from bot.web import app as web
+from bot.web.sources import sources
 
 PAGE_SIZE = 50
 
 
 async def timeline(request: Request) -> Response:
     """One page of the log; ``before`` pages back, the other parameters filter."""
-    review = web.sources(request)
+    review = sources(request)
     tz = review.settings.zone
     params = {k: request.query_params.get(k, "").strip() for k in ("q", "category", "conversation", "status")}
     params |= {k: request.query_params.get(k, "").strip() for k in ("since", "until")}

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 import pytest
 from playwright.async_api import Browser, async_playwright
 
 from bot.app import App
-from bot.web import ReviewServer, review_app
+from bot.web import ReviewServer, review_page, review_token
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -32,20 +33,24 @@ class Served:
 
 @pytest.fixture
 async def serve_review() -> AsyncIterator[object]:
-    """``await serve_review(app)`` starts the page over ``app``'s store; it stops after the test."""
+    """``await serve_review(app)`` starts the page over ``app``'s store (read-only, as `vaultbot
+    review` serves it); it stops after the test."""
     running: list[tuple[asyncio.Event, asyncio.Task[None]]] = []
 
-    async def start(app: App) -> Served:
-        page, token = await review_app(app.settings, app.db)
-        server = ReviewServer(page, "127.0.0.1", 0)
-        stop = asyncio.Event()
-        running.append((stop, asyncio.create_task(server.serve(stop))))
-        return Served(f"http://127.0.0.1:{server.port}", token)
+    async with AsyncExitStack() as pages:
 
-    yield start
-    for stop, task in running:
-        stop.set()
-        await asyncio.wait_for(task, timeout=10)
+        async def start(app: App) -> Served:
+            token = await review_token(app.settings, app.db)
+            page = await pages.enter_async_context(review_page(app.settings, token))
+            server = ReviewServer(page, "127.0.0.1", 0)
+            stop = asyncio.Event()
+            running.append((stop, asyncio.create_task(server.serve(stop))))
+            return Served(f"http://127.0.0.1:{server.port}", token)
+
+        yield start
+        for stop, task in running:
+            stop.set()
+            await asyncio.wait_for(task, timeout=10)
 
 
 @pytest.fixture

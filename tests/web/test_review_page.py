@@ -286,3 +286,109 @@ async def test_the_usage_page_charts_todays_calls_and_measures_them_against_the_
     assert float(await page.locator("meter").get_attribute("value") or 0) > 0
     spent = json.loads(await (await page.goto(served.base + "/usage?format=json")).text())  # type: ignore[union-attr]
     assert spent["rows"][0]["input_tokens"] == 1000 and spent["spent_today"] > 0
+
+
+async def test_the_notes_page_pages_through_every_note_without_script_each_linked_to_its_run(
+    make_app: AppFactory, fake_anthropic: FakeAnthropic, browser: Browser, serve_review: Serve
+) -> None:
+    # Capture mode files each message as a note; /note files one; then the assistant writes one.
+    capture = await make_app()
+    captured = [f"captured thought {i:03}" for i in range(118)]
+    await chat(capture, *captured, "/note call the plumber about the sink")
+    app = await make_app(
+        anthropic_api_key="sk-ant-test-secret",
+        anthropic_base_url=fake_anthropic.base_url,
+        model={"name": "claude-test", "sdk_max_retries": 0},
+    )
+    file_a_task(fake_anthropic, "Buy oat milk", "- [ ] oat milk", "Filed a shopping task: oat milk")
+    await chat(app, "remember to buy oat milk")
+    served = await serve_review(app)
+    runs = {run["model"]: run["id"] for run in await app.store.list_runs(limit=200)}
+
+    context = await browser.new_context(java_script_enabled=False)
+    page = await context.new_page()
+    await page.goto(served.url)
+    await page.get_by_role("link", name="Notes", exact=True).click()
+    pages: list[list[str]] = []
+    while True:
+        pages.append(await page.locator("a.note").all_inner_texts())
+        older = page.get_by_role("link", name="Older notes →").first
+        if not await older.count():
+            break
+        await older.click()
+    seen = [path for shown in pages for path in shown]
+    expected = ["Tasks/Buy oat milk.md", "Inbox/call the plumber about the sink.md"]
+    expected += [f"Inbox/{text}.md" for text in reversed(captured)]
+    assert seen == expected  # every note once, newest first, in pages of at most 50
+    assert [len(shown) for shown in pages] == [50, 50, 20]
+
+    await page.get_by_role("link", name="← Newer notes").first.click()
+    assert await page.locator("a.note").all_inner_texts() == pages[1]
+    await page.get_by_role("link", name="← Newer notes").first.click()
+    assert await page.locator("a.note").all_inner_texts() == pages[0]
+    assert await page.get_by_role("link", name="← Newer notes").count() == 0
+
+    noted = page.get_by_role("listitem").filter(has_text="call the plumber")
+    await expect(noted).to_contain_text("by /note")
+    await noted.get_by_role("link", name=RUN_LINK).click()
+    assert page.url.endswith(f"/runs/{runs['/note']}")
+    await expect(page.locator("ol.steps")).to_contain_text("vault_write")
+    await page.get_by_role("link", name="Inbox/call the plumber about the sink.md").first.click()
+    await expect(page.get_by_role("link", name=f"run {runs['/note'][:8]}")).to_be_visible()
+
+    await page.goto(served.base + "/notes")
+    captured_entry = page.get_by_role("listitem").filter(has_text="captured thought 117")
+    await expect(captured_entry).to_contain_text("captured")
+    await expect(captured_entry.get_by_role("link", name=RUN_LINK)).to_be_visible()
+
+
+# Every number in the page's text whose rendered line boxes are more than one line (broken inside
+# itself), and the smallest rendered font size of the charts' labels (an SVG's text is scaled with it).
+MEASURE = """() => {
+  const broken = [];
+  const walker = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.data.matchAll(/\\$?\\d[\\d,]*(\\.\\d+)?/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+  const sizes = [];
+  for (const figure of document.querySelectorAll("figure")) {
+    for (const el of figure.querySelectorAll("*")) {
+      if (![...el.childNodes].some(n => n.nodeType === 3 && n.data.trim())) continue;
+      if (el.closest("title")) continue;
+      const size = parseFloat(getComputedStyle(el).fontSize);
+      sizes.push(el instanceof SVGGraphicsElement ? size * el.getScreenCTM().a : size);
+    }
+  }
+  return {broken, smallest: Math.min(...sizes), labels: sizes.length};
+}"""
+
+
+async def test_the_usage_page_reads_on_a_360_px_phone(
+    make_app: AppFactory, fake_anthropic: FakeAnthropic, browser: Browser, serve_review: Serve
+) -> None:
+    app = await make_app(
+        anthropic_api_key="sk-ant-test-secret",
+        anthropic_base_url=fake_anthropic.base_url,
+        model={"name": "claude-test", "sdk_max_retries": 0},
+        budget={"daily_usd": 100.0},
+    )
+    big = {"input_tokens": 1439, "output_tokens": 123456, "cache_read_input_tokens": 1234567}
+    fake_anthropic.enqueue(api.text("Hello.", usage={**big, "cache_creation_input_tokens": 234567}))
+    await chat(app, "hello")
+    served = await serve_review(app)
+
+    page, _ = await open_page(browser, served.url, viewport={"width": 360, "height": 800})
+    await page.goto(served.base + "/usage")
+    await page.wait_for_load_state("load")
+    measured = await page.evaluate(MEASURE)
+    assert measured["broken"] == []
+    assert measured["labels"] >= 6 and measured["smallest"] >= 11
+    assert await no_sideways_scroll(page)
+    for number in ("1,439", "123,456", "1,234,567", "234,567"):
+        await expect(page.locator("main").get_by_text(number, exact=True)).to_be_visible()

@@ -4,6 +4,7 @@ with the page enabled, `/review` in chat, and the token kept in the store."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import select
 import signal
@@ -22,7 +23,9 @@ from bot.app import App
 from bot.bus import INBOUND, InboundMessage, OutboundMessage, Sender, outbound_topic
 from bot.runner.commands import REVIEW_OFF
 from bot.serve import serve
-from bot.web import review_app
+from bot.web import review_token
+from tests.fakes import anthropic_server as api
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import outbox, subprocess_env
 
 AppFactory = Callable[..., Awaitable[App]]
@@ -158,9 +161,104 @@ async def test_review_in_chat_says_how_to_start_the_page_when_it_is_not_served(m
 
 async def test_the_token_is_generated_once_and_kept_in_the_store(make_app: AppFactory) -> None:
     app = await make_app()
-    _, first = await review_app(app.settings, app.db)
-    _, second = await review_app(app.settings, app.db)
+    first = await review_token(app.settings, app.db)
+    second = await review_token(app.settings, app.db)
     assert first == second and len(first) >= 32
     review = app.settings.review.model_copy(update={"token": SecretStr("x" * 20)})
-    _, chosen = await review_app(app.settings.model_copy(update={"review": review}), app.db)
+    chosen = await review_token(app.settings.model_copy(update={"review": review}), app.db)
     assert chosen == "x" * 20
+
+
+async def test_review_in_chat_gives_the_address_of_a_vaultbot_review_running_beside_the_bot_while_it_lives(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    # The bot and `vaultbot review` (started as a user starts it, in tmp_path) share one store.
+    app = await make_app(store={"path": tmp_path / "data" / "vaultbot.db"})
+    stopping = asyncio.Event()
+    running = asyncio.create_task(serve(app, stopping, announce=lambda url: None))
+    try:
+        with reviewing(tmp_path) as (process, url):
+            reply = await ask(app, "/review")
+            assert reply.text == f"The review page: {url}"
+            assert (await asyncio.to_thread(fetch, url))[0] == 200
+            process.kill()  # no chance to say it stopped
+            process.wait(timeout=10)
+            reply = await ask(app, "/review")
+            assert reply.text == REVIEW_OFF
+
+        with reviewing(tmp_path) as (process, url):
+            assert (await ask(app, "/review")).text == f"The review page: {url}"
+            assert stop(process) == 0
+        assert (await ask(app, "/review")).text == REVIEW_OFF
+    finally:
+        stopping.set()
+        await asyncio.wait_for(running, 30)
+
+
+SECRETS = {
+    "anthropic_api_key": "sk-ant-health-secret-1",
+    "transcribe": "transcribe-secret-2",
+    "review": "review-secret-token-4",
+}
+
+
+async def test_the_health_page_shows_the_running_bots_configuration_and_how_to_retry_each_dead_letter(
+    make_app: AppFactory, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    store = tmp_path / "data" / "vaultbot.db"
+    with reviewing(tmp_path) as (_, url):
+        base = url.split("?")[0]
+        status, body = await asyncio.to_thread(fetch, f"{base}health?format=json&token={url.split('token=')[1]}")
+        assert status == 200 and json.loads(body)["bot"] is None
+        assert "No bot has run yet" in (await asyncio.to_thread(fetch, url.replace("/?", "/health?")))[1]
+
+        # The bot runs with settings the review process (capture mode, the machine's zone) does not have.
+        bot = await make_app(
+            store={"path": store},
+            anthropic_api_key=SECRETS["anthropic_api_key"],
+            anthropic_base_url=fake_anthropic.base_url,
+            model={"name": "claude-health-test", "sdk_max_retries": 0},
+            budget={"daily_usd": 3.5},
+            timezone="Pacific/Auckland",
+            transcribe={"base_url": "http://127.0.0.1:9/v1", "api_key": SECRETS["transcribe"]},
+            review={"token": SECRETS["review"]},
+        )
+        stopping = asyncio.Event()
+        running = asyncio.create_task(serve(bot, stopping, announce=lambda url: None))
+        try:
+            fake_anthropic.enqueue(api.status(400, "invalid_request_error"))
+            message = InboundMessage(
+                channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text="hi"
+            )
+            async with asyncio.timeout(10):
+                await bot.bus.publish(INBOUND, message, conversation=message.conversation)
+                while not await bot.bus.dead_letters(INBOUND):
+                    with bot.bus.listen(INBOUND) as changed:
+                        if not await bot.bus.dead_letters(INBOUND):
+                            await changed.wait()
+        finally:
+            stopping.set()
+            await asyncio.wait_for(running, 30)
+
+        status, body = await asyncio.to_thread(fetch, f"{base}health?format=json&token={url.split('token=')[1]}")
+        page = (await asyncio.to_thread(fetch, url.replace("/?", "/health?")))[1]
+    assert status == 200
+    shown = json.loads(body)
+    assert shown["bot"]["config"] == {
+        "mode": "assistant",
+        "model": "claude-health-test",
+        "channels": [],
+        "budget_daily_usd": 3.5,
+        "timezone": "Pacific/Auckland",
+        "transcription": True,
+        "review_page": False,
+    }
+    for text in ("assistant", "claude-health-test", "$3.50", "Pacific/Auckland"):
+        assert text in page
+    assert "capture mode" not in page.lower()
+    [dead] = shown["dead_letters"]
+    assert dead["id"] == message.id and dead["retry"] == f"vaultbot retry {message.id[:8]}"
+    assert f'<code class="command">vaultbot retry {message.id[:8]}</code>' in page
+    for secret in SECRETS.values():
+        assert secret not in body and secret not in page
+        assert secret not in (await bot.db.fetchone("SELECT config FROM bot_config"))["config"]

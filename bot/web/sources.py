@@ -1,0 +1,31 @@
+"""What the review page's views read from, and how a view finds it: the one module both the app
+and the views import, so imports go one way (app → views → sources)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from bot.settings import Settings
+from bot.store import StoreReader
+from bot.web.render import Renderer
+
+__all__ = ["ReviewSources", "sources"]
+
+
+@dataclass(frozen=True)
+class ReviewSources:
+    """What the views read: the store's read-only questions (over a read-only connection), the
+    settings of the process serving the page (the vault's path, the user's zone), the renderer.
+    Nothing here can write."""
+
+    reader: StoreReader
+    settings: Settings
+    renderer: Renderer
+
+
+def sources(request: Request) -> ReviewSources:
+    """The sources of the app serving ``request``."""
+    found: ReviewSources = request.app.state.review
+    return found
