@@ -400,6 +400,8 @@ def m012_dead_letters(conn: sqlite3.Connection) -> None:
             retry_message_id INTEGER REFERENCES bus_messages (id)
         );
         CREATE INDEX dead_letters_waiting ON dead_letters (created_at) WHERE retried_at IS NULL;
+        """,
+    )
 
 
 def m013_review_reads(conn: sqlite3.Connection) -> None:

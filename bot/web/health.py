@@ -39,7 +39,7 @@ def _dead_letter(row: dict[str, Any]) -> dict[str, Any]:
     text = payload.get("text") if isinstance(payload, dict) else None
     retry = f"vaultbot retry {row['retry_id'][:SHORT_ID]}" if row["retry_id"] else None
     return {
-        "id": row["row"],
+        "id": row["id"],
         "topic": row["topic"],
         "conversation": row["conversation"],
         "attempts": row["attempts"],

@@ -23,6 +23,7 @@ from bot.app import App
 from bot.bus import INBOUND, InboundMessage, OutboundMessage, Sender, outbound_topic
 from bot.runner.commands import REVIEW_OFF
 from bot.serve import serve
+from bot.store import DeadLetters
 from bot.web import review_token
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -236,6 +237,7 @@ async def test_the_health_page_shows_the_running_bots_configuration_and_how_to_r
                     with bot.bus.listen(INBOUND) as changed:
                         if not await bot.bus.dead_letters(INBOUND):
                             await changed.wait()
+            [letter] = await DeadLetters(bot.db).waiting()
         finally:
             stopping.set()
             await asyncio.wait_for(running, 30)
@@ -257,8 +259,9 @@ async def test_the_health_page_shows_the_running_bots_configuration_and_how_to_r
         assert text in page
     assert "capture mode" not in page.lower()
     [dead] = shown["dead_letters"]
-    assert dead["id"] == message.id and dead["retry"] == f"vaultbot retry {message.id[:8]}"
-    assert f'<code class="command">vaultbot retry {message.id[:8]}</code>' in page
+    # The id vaultbot retry takes is the run that filed the dead letter.
+    assert dead["id"] == message.id and dead["retry"] == f"vaultbot retry {letter.run_id[:8]}"
+    assert f'<code class="command">vaultbot retry {letter.run_id[:8]}</code>' in page
     for secret in SECRETS.values():
         assert secret not in body and secret not in page
         assert secret not in (await bot.db.fetchone("SELECT config FROM bot_config"))["config"]
