@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from bot.settings import Settings, SettingsError, load_settings
 from tests.helpers import ROOT
 
-# Defaults the README's table gives in words rather than as a value ("unset…" is None).
+# The full settings table, and the README's short one of the common settings.
+TABLES = (ROOT / "docs" / "settings.md", ROOT / "README.md")
+# Defaults the tables give in words rather than as a value ("unset…" is None).
 WORDS = {
     ("VAULTBOT_TELEGRAM__BASE_URL", "Telegram's"): "https://api.telegram.org/bot",
     ("VAULTBOT_TELEGRAM__BASE_FILE_URL", "Telegram's"): "https://api.telegram.org/file/bot",
@@ -25,25 +28,53 @@ SAMPLES = {
     "VAULTBOT_TIMEZONE": "Europe/Berlin",
     "VAULTBOT_BUDGET__DAILY_USD": "2",
     "VAULTBOT_TRANSCRIBE__BASE_URL": "http://localhost:8000/v1",
+    "VAULTBOT_VAULT__CAPTURE_TO": "daily",
+    "VAULTBOT_MODEL__SDK_MAX_RETRIES": "3",
+    "VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen",
 }
+# Settings that are refused alone: the other variables that must be set with them.
+COMPANIONS = {"VAULTBOT_TELEGRAM__WEBHOOK_URL": {"VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen"}}
 
 
-def readme_defaults() -> list[tuple[str, str]]:
-    """(variable, default as written) for every row of the README's settings table."""
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+def documented_defaults(table: Path) -> list[tuple[str, str]]:
+    """(variable, default as written) for every row of the settings table in ``table``.
+
+    A row may name several variables (`…__KEY` is the section of the name before it); its default cell
+    then gives one default for all, or one each, separated by ", ".
+    """
+    lines = table.read_text(encoding="utf-8").splitlines()
     start = lines.index("| setting | default | |") + 2
     rows: list[tuple[str, str]] = []
     for line in lines[start:]:
         if not line.startswith("|"):
             break
         names_cell, default_cell = (cell.strip() for cell in line.strip("|").split("|")[:2])
-        section = ""
+        names: list[str] = []
         for name in re.findall(r"`([^`]+)`", names_cell):
             if name.startswith("…__"):  # "…__BASE_FILE_URL": the same section as the name before it
-                name = section + name[1:]
-            section = name.rsplit("__", 1)[0]
-            rows.append((name, default_cell.strip("`")))
+                name = names[-1].rsplit("__", 1)[0] + name[1:]
+            names.append(name)
+        defaults = default_cell.split(", ")
+        if len(names) == 1 or len(defaults) != len(names):
+            defaults = [default_cell] * len(names)
+        rows += [(name, default.strip("`")) for name, default in zip(names, defaults, strict=True)]
     return rows
+
+
+def every_variable() -> set[str]:
+    """The variable of every setting bot/settings.py defines (``VAULTBOT_VAULT__PATH``, ``ANTHROPIC_API_KEY``)."""
+    names: set[str] = set()
+    for field_name, field in Settings.model_fields.items():
+        if field.validation_alias is not None:  # the SDK's own variables keep the SDK's names
+            names.add(field_name.upper())
+        elif isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            names |= {f"VAULTBOT_{field_name}__{key}".upper() for key in field.annotation.model_fields}
+        else:
+            names.add(f"VAULTBOT_{field_name}".upper())
+    return names
+
+
+DOCUMENTED = [(table.name, *row) for table in TABLES for row in documented_defaults(table)]
 
 
 def field_of(settings: Settings, variable: str) -> Any:
@@ -57,7 +88,7 @@ def field_of(settings: Settings, variable: str) -> Any:
 
 
 def as_documented(variable: str, written: str, actual: Any) -> Any:
-    """The README's default converted to the type the setting has."""
+    """A table's default converted to the type the setting has."""
     if written.startswith("unset"):
         return None
     if (variable, written) in WORDS:
@@ -73,14 +104,21 @@ def as_documented(variable: str, written: str, actual: Any) -> Any:
     return written
 
 
-def test_the_readme_table_is_read_whole() -> None:
-    names = [name for name, _ in readme_defaults()]
+def test_the_settings_table_is_read_whole() -> None:
+    names = [name for name, _ in documented_defaults(TABLES[0])]
     assert len(names) >= 15 and len(set(names)) == len(names)
     assert {"VAULTBOT_VAULT__PATH", "ANTHROPIC_BASE_URL", "VAULTBOT_TELEGRAM__BASE_FILE_URL"} <= set(names)
+    assert ("VAULTBOT_TELEGRAM__WEBHOOK_PORT", "8443") in documented_defaults(TABLES[0])
 
 
-@pytest.mark.parametrize(("variable", "written"), readme_defaults())
-def test_every_default_in_the_readme_table_is_the_real_one(variable: str, written: str) -> None:
+def test_every_setting_has_a_row_in_the_settings_table() -> None:
+    documented = {name for name, _ in documented_defaults(TABLES[0])}
+    assert sorted(every_variable() - documented) == []
+    assert sorted(documented - every_variable()) == []
+
+
+@pytest.mark.parametrize(("table", "variable", "written"), DOCUMENTED)
+def test_every_default_in_the_settings_tables_is_the_real_one(table: str, variable: str, written: str) -> None:
     actual = field_of(load_settings(), variable)
     assert actual == as_documented(variable, written, actual)
 
@@ -103,13 +141,15 @@ def test_defaults_named_in_the_readme_text(variable: str, default: Any) -> None:
     assert field_of(load_settings(), variable) == default
 
 
-@pytest.mark.parametrize(("variable", "written"), readme_defaults())
-def test_every_variable_in_the_readme_table_sets_its_setting(
-    monkeypatch: pytest.MonkeyPatch, variable: str, written: str
+@pytest.mark.parametrize(("table", "variable", "written"), DOCUMENTED)
+def test_every_variable_in_the_settings_tables_sets_its_setting(
+    monkeypatch: pytest.MonkeyPatch, table: str, variable: str, written: str
 ) -> None:
     default = field_of(load_settings(), variable)
     value = SAMPLES.get(variable) or {bool: "true", int: "7", float: "7", list: "[7]"}.get(type(default), "/x/seven")
     monkeypatch.setenv(variable, value)
+    for companion, companion_value in COMPANIONS.get(variable, {}).items():
+        monkeypatch.setenv(companion, companion_value)
     assert field_of(load_settings(), variable) != default
 
 
