@@ -24,6 +24,7 @@ from bot.runner.capture import ENABLE_HINT
 from bot.runner.pricing import load_prices
 from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
+from bot.startup import open_database, open_vault
 from bot.store import Store
 from bot.tools import build_dispatcher
 from bot.transcribe import TranscriptionClient, VoiceNotes
@@ -57,11 +58,11 @@ class App:
         ``clock`` (the user's zone and ``now``) replaces the real one."""
         clock = clock or Clock(settings.zone)
         prices = await asyncio.to_thread(load_prices, settings.model.pricing)
-        db = await Database.open(settings.store.path)
+        db = await open_database(settings.store.path)
         notes: Vault | None = None
         try:
             bus, store = Bus(db), Store(db)
-            notes = await asyncio.to_thread(Vault, settings.vault.path, max_staleness=settings.vault.index_staleness)
+            notes = await asyncio.to_thread(open_vault, settings.vault)
             model = model or build_model(settings, clock)
             system = await asyncio.to_thread(load_system_prompt, settings.model.system_prompt)
         except BaseException:

@@ -17,6 +17,7 @@ import click
 from bot import review
 from bot.clock import day_bounds
 from bot.settings import Settings, SettingsError, load_settings
+from bot.startup import StartupError, open_database
 
 T = TypeVar("T")
 
@@ -31,7 +32,7 @@ def _run(coro: Awaitable[T]) -> T:
         return asyncio.run(coro)  # type: ignore[arg-type]
     except KeyboardInterrupt:
         raise SystemExit(130) from None
-    except SettingsError as exc:  # a file a setting names (the pricing table) is unusable
+    except (SettingsError, StartupError) as exc:  # a file or folder a setting names is unusable
         click.echo(f"vaultbot: {exc}", err=True)
         raise SystemExit(2) from None
 
@@ -92,7 +93,7 @@ def chat(ctx: click.Context) -> None:
 def run_command(ctx: click.Context) -> None:
     """Serve every configured channel with the workers, until SIGINT or SIGTERM."""
     from bot.app import App
-    from bot.channels.telegram import TelegramConflict
+    from bot.channels.telegram import CannotReceive, TelegramConflict
     from bot.serve import serve, stop_on_signals
     from bot.web import CannotListen
 
@@ -121,9 +122,9 @@ def run_command(ctx: click.Context) -> None:
     except* TelegramConflict as group:
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(1)
-    except* CannotListen as group:
+    except* (CannotListen, CannotReceive) as group:  # a port in use: a start-up problem like a bad setting
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
-        ctx.exit(1)
+        ctx.exit(2)
 
 
 def _settle_heap() -> None:
@@ -144,7 +145,6 @@ def _announce(url: str) -> None:
 @click.pass_context
 def review_command(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the review web page (read-only) until Ctrl-C."""
-    from bot.db import Database
     from bot.serve import stop_on_signals
     from bot.web import CannotListen, ReviewServer, review_app
 
@@ -153,7 +153,7 @@ def review_command(ctx: click.Context, host: str | None, port: int | None) -> No
     port = settings.review.port if port is None else port
 
     async def main() -> None:
-        db = await Database.open(settings.store.path)
+        db = await open_database(settings.store.path)
         try:
             page, token = await review_app(settings, db)
             server = ReviewServer(page, host, port)
@@ -167,7 +167,7 @@ def review_command(ctx: click.Context, host: str | None, port: int | None) -> No
         _run(main())
     except CannotListen as exc:
         click.echo(f"vaultbot: {exc}", err=True)
-        ctx.exit(1)
+        ctx.exit(2)
 
 
 def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
@@ -268,10 +268,9 @@ def doctor(ctx: click.Context) -> None:
 
 
 async def _with_store(ctx: click.Context, use: Callable[[Any], Awaitable[T]]) -> T:
-    from bot.db import Database
     from bot.store import Store
 
-    db = await Database.open(_settings(ctx).store.path)
+    db = await open_database(_settings(ctx).store.path, write=False)
     try:
         return await use(Store(db))
     finally:

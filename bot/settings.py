@@ -286,13 +286,17 @@ def load_settings(**overrides: Any) -> Settings:
     named = os.environ.get(f"{ENV_PREFIX}CONFIG")
     if named and not Path(named).is_file():
         raise SettingsError(f"{ENV_PREFIX}CONFIG names {named}, which is not a readable file.")
+    if config_file().exists() and not config_file().is_file():  # pydantic-settings would pass over it
+        raise SettingsError(f"cannot read {config_file()}: it is not a file")
     try:
         return Settings(**overrides)
     except ValidationError as exc:
         raise SettingsError(describe_validation_error(exc, Settings, config_file())) from None
     except _PydanticSettingsError as exc:
         raise SettingsError(_describe_parse_error(exc)) from None
-    except (ValueError, OSError) as exc:  # a malformed TOML file
+    except OSError as exc:  # the TOML file cannot be read (permission denied, a folder)
+        raise SettingsError(f"cannot read {config_file()}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a malformed TOML file
         raise SettingsError(f"cannot read {config_file()}: {exc}") from None
 
 
