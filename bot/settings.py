@@ -24,6 +24,7 @@ from pydantic_settings import (
 from pydantic_settings import SettingsError as _PydanticSettingsError
 
 from bot.setting_errors import describe_parse_error, describe_validation_error
+from bot.setting_errors import unknown_settings as _unknown_settings
 
 ENV_PREFIX = "VAULTBOT_"
 DEFAULT_CONFIG = Path("config/vaultbot.toml")
@@ -298,6 +299,12 @@ def load_settings(**overrides: Any) -> Settings:
         raise SettingsError(f"cannot read {config_file()}: {exc.strerror or exc}") from None
     except ValueError as exc:  # a malformed TOML file
         raise SettingsError(f"cannot read {config_file()}: {exc}") from None
+
+
+def unknown_settings() -> list[str]:
+    """A line for each variable, ``.env`` entry or TOML key that sets nothing vaultbot has,
+    naming the closest setting that exists (pydantic-settings passes over them in silence)."""
+    return _unknown_settings(Settings, config_file())
 
 
 def _describe_parse_error(exc: _PydanticSettingsError) -> str:
