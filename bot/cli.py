@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -16,7 +15,7 @@ import click
 
 from bot import review
 from bot.clock import day_bounds
-from bot.settings import Settings, SettingsError, load_settings
+from bot.settings import Settings, SettingsError, load_settings, unknown_settings
 from bot.startup import StartupError, open_database
 
 T = TypeVar("T")
@@ -38,23 +37,23 @@ def _run(coro: Awaitable[T]) -> T:
 
 
 @click.group()
-@click.option("-v", "--verbose", is_flag=True, help="Log what happens to standard error.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Log what happens to standard error (warnings always go to the log file)."
+)
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """vaultbot: a personal assistant that keeps your notes in a Markdown vault."""
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # URLs carry the Telegram token; never log them.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    from bot.logs import send_logs
+
     try:
         ctx.obj = load_settings()
     except SettingsError as exc:
         click.echo(f"vaultbot: {exc}", err=True)
         ctx.exit(2)
+    ctx.call_on_close(send_logs(ctx.obj, verbose=verbose))
+    if ctx.invoked_subcommand != "doctor":  # the doctor reports them with the rest
+        for warning in unknown_settings():
+            click.echo(f"vaultbot: warning: {warning}", err=True)
 
 
 @cli.command()

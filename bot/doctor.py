@@ -9,8 +9,9 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.clock import Clock
+from bot.logs import log_file
 from bot.runner.pricing import PriceTable, PricingError, load_prices
-from bot.settings import Settings, config_file
+from bot.settings import Settings, config_file, unknown_settings
 from bot.startup import StartupError, capture_folder, open_database, probe_folder
 
 # Seconds the doctor waits for an endpoint: it reports a hung one rather than hanging with it.
@@ -34,6 +35,8 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
     return [
         source,
         in_force,
+        *[Check("settings", False, warning) for warning in unknown_settings()],
+        await asyncio.to_thread(_log, settings),
         await asyncio.to_thread(_vault, settings),
         await _database(settings.store.path),
         *[await _model(settings) if check.name == "model" else check for check in rest],
@@ -70,6 +73,18 @@ def _in_force(settings: Settings) -> str:
     return (
         f"model {model.name}, max {model.max_tool_calls} tool calls per run, {model.history_turns} turns of history; "
         f"{bus.max_attempts} attempts per message, {bus.concurrency} conversations at once"
+    )
+
+
+def _log(settings: Settings) -> Check:
+    path = log_file(settings)
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        return Check("log", False, f"{path} cannot be written ({exc.strerror or exc}): warnings go to standard error")
+    return Check(
+        "log", True, f"warnings and errors go to {path.resolve()} (with -v, INFO and up on standard error too)"
     )
 
 
