@@ -126,3 +126,11 @@ def test_a_model_api_that_never_answers_fails_after_the_timeout(tmp_path: Path) 
         done = doctor(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=url, VAULTBOT_MODEL__TIMEOUT="1")
     assert done.returncode == 1
     assert line(done, "model") == f"FAIL  model: claude-sonnet-5 via {url}: the model API did not answer within 1 s"
+
+
+def test_doctor_says_where_warnings_are_logged(tmp_path: Path) -> None:
+    done = doctor(tmp_path, VAULTBOT_STORE__PATH="state/bot.db")
+    log = (tmp_path / "state" / "bot.log").resolve()
+    assert (
+        line(done, "log") == f"ok   log: warnings and errors go to {log} (with -v, INFO and up on standard error too)"
+    )
