@@ -15,6 +15,7 @@ import click
 
 from bot import review
 from bot.clock import day_bounds
+from bot.logs import send_logs
 from bot.settings import Settings, SettingsError, load_settings, unknown_settings
 from bot.startup import StartupError, open_database
 
@@ -43,8 +44,6 @@ def _run(coro: Awaitable[T]) -> T:
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """vaultbot: a personal assistant that keeps your notes in a Markdown vault."""
-    from bot.logs import send_logs
-
     try:
         ctx.obj = load_settings()
     except SettingsError as exc:

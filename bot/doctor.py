@@ -39,7 +39,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         await asyncio.to_thread(_log, settings),
         await asyncio.to_thread(_vault, settings),
         await _database(settings.store.path),
-        *[await _model(settings) if check.name == "model" else check for check in rest],
+        *[await _model(settings) if check.name == "model" and not settings.capture_mode else check for check in rest],
         await _transcription(settings),
         *await _money(settings, clock),
     ]
@@ -127,9 +127,9 @@ async def _model(settings: Settings) -> Check:
     from bot.runner import AnthropicModel, ModelError
 
     model = build_model(settings, Clock(settings.zone), timeout=min(settings.model.timeout, DOCTOR_TIMEOUT))
-    if not isinstance(model, AnthropicModel):
-        return Check("model", True, "capture mode: no ANTHROPIC_API_KEY, messages are filed in the inbox")
-    where = f"{settings.model.name} via {_without_credentials(settings.anthropic_base_url or 'the Anthropic API')}"
+    assert isinstance(model, AnthropicModel)  # a key is set: not capture mode
+    base = settings.anthropic_base_url
+    where = f"{settings.model.name} via {_without_credentials(base) if base else 'the Anthropic API'}"
     try:
         answered = await model.check()
     except ModelError as exc:
