@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PR_CAPBSET_DROP = 24
 CAP_DAC_OVERRIDE = 1
 CAP_DAC_READ_SEARCH = 2
+# Loaded here, not in the forked child, where the loader's lock may be held by a thread that was not copied.
+_LIBC = ctypes.CDLL(None, use_errno=True)
 # Variables from the developer's shell that must never reach a test.
 OWN_PREFIXES = ("VAULTBOT_", "ANTHROPIC_")
 
@@ -45,9 +47,8 @@ def bound_by_permissions() -> None:
     without them. Run as anyone else, there is nothing to drop."""
     if os.geteuid() != 0:
         return
-    libc = ctypes.CDLL(None, use_errno=True)
     for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
-        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+        if _LIBC.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
 
 
