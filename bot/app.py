@@ -24,6 +24,7 @@ from bot.runner.capture import ENABLE_HINT
 from bot.runner.pricing import load_prices
 from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
+from bot.startup import open_database, open_vault
 from bot.store import Store
 from bot.tools import build_dispatcher
 from bot.transcribe import TranscriptionClient, VoiceNotes
@@ -57,11 +58,11 @@ class App:
         ``clock`` (the user's zone and ``now``) replaces the real one."""
         clock = clock or Clock(settings.zone)
         prices = await asyncio.to_thread(load_prices, settings.model.pricing)
-        db = await Database.open(settings.store.path)
+        db = await open_database(settings.store.path)
         notes: Vault | None = None
         try:
             bus, store = Bus(db), Store(db)
-            notes = await asyncio.to_thread(Vault, settings.vault.path, max_staleness=settings.vault.index_staleness)
+            notes = await asyncio.to_thread(open_vault, settings.vault)
             model = model or build_model(settings, clock)
             system = await asyncio.to_thread(load_system_prompt, settings.model.system_prompt)
         except BaseException:
@@ -168,10 +169,13 @@ class App:
         await self.db.close()
 
 
-def build_model(settings: Settings, clock: Clock) -> ModelClient:
-    """Claude when an API key is set, else capture mode."""
+def build_model(settings: Settings, clock: Clock, *, timeout: float | None = None) -> ModelClient:
+    """Claude when an API key is set, else capture mode. A ``timeout`` replaces the setting's and
+    turns off the SDK's retries: one short question (the doctor's), not a turn."""
     if settings.anthropic_api_key is None:
         return _capture(settings, clock)
+    if timeout is not None:
+        return _claude(settings, settings.model.name, settings.model.max_tokens, timeout=timeout, retries=0)
     return _claude(settings, settings.model.name, settings.model.max_tokens)
 
 
@@ -201,13 +205,15 @@ def build_summarizer(settings: Settings) -> AuditSummarizer | None:
     return AuditSummarizer(_claude(settings, settings.model.summary_model, max_tokens=200))
 
 
-def _claude(settings: Settings, name: str, max_tokens: int) -> AnthropicModel:
+def _claude(
+    settings: Settings, name: str, max_tokens: int, *, timeout: float | None = None, retries: int | None = None
+) -> AnthropicModel:
     assert settings.anthropic_api_key is not None
     return AnthropicModel(
         api_key=settings.anthropic_api_key.get_secret_value(),
         base_url=settings.anthropic_base_url,
         model=name,
         max_tokens=max_tokens,
-        max_retries=settings.model.sdk_max_retries,
-        timeout=settings.model.timeout,
+        max_retries=settings.model.sdk_max_retries if retries is None else retries,
+        timeout=settings.model.timeout if timeout is None else timeout,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import logging
 import os
 import sqlite3
 import sys
@@ -18,7 +17,9 @@ import click
 
 from bot import review
 from bot.clock import day_bounds
-from bot.settings import Settings, SettingsError, load_settings
+from bot.logs import send_logs
+from bot.settings import Settings, SettingsError, load_settings, unknown_settings
+from bot.startup import StartupError, open_database
 
 T = TypeVar("T")
 
@@ -33,7 +34,7 @@ def _run(coro: Awaitable[T]) -> T:
         return asyncio.run(coro)  # type: ignore[arg-type]
     except KeyboardInterrupt:
         raise SystemExit(130) from None
-    except SettingsError as exc:  # a file a setting names (the pricing table) is unusable
+    except (SettingsError, StartupError) as exc:  # a file or folder a setting names is unusable
         click.echo(f"vaultbot: {exc}", err=True)
         raise SystemExit(2) from None
     except sqlite3.DatabaseError as exc:
@@ -55,23 +56,21 @@ def _store_failed(exc: sqlite3.DatabaseError) -> NoReturn:
 
 
 @click.group()
-@click.option("-v", "--verbose", is_flag=True, help="Log what happens to standard error.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Log what happens to standard error (warnings always go to the log file)."
+)
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """vaultbot: a personal assistant that keeps your notes in a Markdown vault."""
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # URLs carry the Telegram token; never log them.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
     try:
         ctx.obj = load_settings()
     except SettingsError as exc:
         click.echo(f"vaultbot: {exc}", err=True)
         ctx.exit(2)
+    ctx.call_on_close(send_logs(ctx.obj, verbose=verbose))
+    if ctx.invoked_subcommand != "doctor":  # the doctor reports them with the rest
+        for warning in unknown_settings():
+            click.echo(f"vaultbot: warning: {warning}", err=True)
 
 
 @cli.command()
@@ -135,7 +134,7 @@ def retry(ctx: click.Context, ids: tuple[str, ...]) -> None:
 def run_command(ctx: click.Context) -> None:
     """Serve every configured channel with the workers, until SIGINT or SIGTERM."""
     from bot.app import App
-    from bot.channels.telegram import TelegramConflict
+    from bot.channels.telegram import CannotReceive, TelegramConflict
     from bot.serve import serve, stop_on_signals
     from bot.web import CannotListen
 
@@ -164,9 +163,9 @@ def run_command(ctx: click.Context) -> None:
     except* TelegramConflict as group:
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(1)
-    except* CannotListen as group:
+    except* (CannotListen, CannotReceive) as group:  # a port in use: a start-up problem like a bad setting
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
-        ctx.exit(1)
+        ctx.exit(2)
 
 
 def _settle_heap() -> None:
@@ -187,7 +186,6 @@ def _announce(url: str) -> None:
 @click.pass_context
 def review_command(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the review web page (read-only) until Ctrl-C."""
-    from bot.db import Database
     from bot.serve import stop_on_signals
     from bot.store import Store
     from bot.web import CannotListen, ReviewServer, review_page, review_token
@@ -200,7 +198,7 @@ def review_command(ctx: click.Context, host: str | None, port: int | None) -> No
         async with AsyncExitStack() as stack:
             # The only writes, before it serves: the store brought up to date, the token kept, the
             # address recorded. Then the writable connection closes: the page reads through its own.
-            db = await Database.open(settings.store.path)
+            db = await open_database(settings.store.path)
             try:
                 token = await review_token(settings, db)
                 page = await stack.enter_async_context(review_page(settings, token))
@@ -216,7 +214,7 @@ def review_command(ctx: click.Context, host: str | None, port: int | None) -> No
         _run(main())
     except CannotListen as exc:
         click.echo(f"vaultbot: {exc}", err=True)
-        ctx.exit(1)
+        ctx.exit(2)
 
 
 def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
@@ -336,10 +334,9 @@ def doctor(ctx: click.Context) -> None:
 
 
 async def _with_store(ctx: click.Context, use: Callable[[Any], Awaitable[T]]) -> T:
-    from bot.db import Database
     from bot.store import Store
 
-    db = await Database.open(_settings(ctx).store.path)
+    db = await open_database(_settings(ctx).store.path, write=False)
     try:
         return await use(Store(db))
     finally:

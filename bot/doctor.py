@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import tempfile
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.clock import Clock
+from bot.logs import log_file
 from bot.runner.pricing import PriceTable, PricingError, load_prices
-from bot.settings import Settings, config_file
+from bot.settings import Settings, config_file, unknown_settings
+from bot.startup import StartupError, capture_folder, open_database, probe_folder
 
 # Seconds the doctor waits for an endpoint: it reports a hung one rather than hanging with it.
 DOCTOR_TIMEOUT = 10.0
@@ -26,15 +28,18 @@ class Check:
 
 
 async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check]:
-    """Run every check; none of them changes anything but a scratch file."""
+    """Run every check; none of them changes anything but a scratch file, and the model and
+    transcription endpoints are each asked one free question."""
     clock = clock or Clock(settings.zone)
     source, in_force, *rest = configured(settings, clock)
     return [
         source,
         in_force,
-        await asyncio.to_thread(_writable, "vault", settings.vault.path),
+        *[Check("settings", False, warning) for warning in unknown_settings()],
+        await asyncio.to_thread(_log, settings),
+        await asyncio.to_thread(_vault, settings),
         await _database(settings.store.path),
-        *rest,
+        *[await _model(settings) if check.name == "model" and not settings.capture_mode else check for check in rest],
         await _transcription(settings),
         *await _money(settings, clock),
     ]
@@ -71,37 +76,72 @@ def _in_force(settings: Settings) -> str:
     )
 
 
-def _writable(name: str, folder: Path) -> Check:
+def _log(settings: Settings) -> Check:
+    path = log_file(settings)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".vaultbot-doctor-"):
+        with path.open("a", encoding="utf-8"):
             pass
     except OSError as exc:
-        return Check(name, False, f"{folder} is not writable ({exc.strerror})")
-    return Check(name, True, f"{folder.resolve()} is writable")
+        return Check("log", False, f"{path} cannot be written ({exc.strerror or exc}): warnings go to standard error")
+    return Check(
+        "log", True, f"warnings and errors go to {path.resolve()} (with -v, INFO and up on standard error too)"
+    )
+
+
+def _vault(settings: Settings) -> Check:
+    """A probe file written and removed where capture files messages (the vault itself while
+    that folder does not exist yet)."""
+    root = settings.vault.path
+    with contextlib.suppress(OSError):  # made as the first start would; the probe says what stops it
+        root.mkdir(parents=True, exist_ok=True)
+    folder = capture_folder(settings.vault, root)
+    problem = probe_folder(root) or (probe_folder(folder) if folder != root else None)
+    if problem is not None:
+        return Check("vault", False, problem)
+    where = f"in {folder.relative_to(root)}/" if folder != root else "at its top, where capture makes its folder"
+    return Check("vault", True, f"{root.resolve()} is writable (a probe file written and removed {where})")
 
 
 async def _database(path: Path) -> Check:
     from bot.bus import Bus
-    from bot.db import Database
 
     try:
-        db = await Database.open(path)
-        try:
-            counts = await Bus(db).counts()
-        finally:
-            await db.close()
-    except Exception as exc:  # any failure to open is the finding itself
-        return Check("database", False, f"{path} cannot be opened ({type(exc).__name__}: {exc})")
+        db = await open_database(path)
+    except StartupError as exc:  # the finding itself
+        return Check("database", False, str(exc))
+    try:
+        counts = await Bus(db).counts()
+    finally:
+        await db.close()
     waiting = counts.get("pending", 0) + counts.get("leased", 0)
     dead = counts.get("dead", 0)
     detail = f"{path.resolve()} opens and is migrated; {waiting} message(s) waiting, {dead} dead-lettered"
     return Check("database", True, detail + (" (see `vaultbot log`)" if dead else ""))
 
 
+async def _model(settings: Settings) -> Check:
+    """Asks the API about the configured model (``GET /v1/models/{name}``): free, no tokens, and
+    it needs the key, so one request says whether the API is reachable, the key accepted and the
+    model known."""
+    from bot.app import build_model
+    from bot.runner import AnthropicModel, ModelError
+
+    model = build_model(settings, Clock(settings.zone), timeout=min(settings.model.timeout, DOCTOR_TIMEOUT))
+    assert isinstance(model, AnthropicModel)  # a key is set: not capture mode
+    base = settings.anthropic_base_url
+    where = f"{settings.model.name} via {_without_credentials(base) if base else 'the Anthropic API'}"
+    try:
+        answered = await model.check()
+    except ModelError as exc:
+        return Check("model", False, f"{where}: {exc}")
+    finally:
+        await model.close()
+    named = f" (the API calls it {answered})" if answered != settings.model.name else ""
+    return Check("model", True, f"{where}: reachable, key accepted, model known{named}")
+
+
 async def _money(settings: Settings, clock: Clock) -> list[Check]:
     """The price table, models it cannot price, and the daily budget."""
-    from bot.db import Database
     from bot.runner.budget import DailyBudget
     from bot.store import Store
 
@@ -110,8 +150,8 @@ async def _money(settings: Settings, clock: Clock) -> list[Check]:
     except PricingError as exc:
         return [Check("pricing", False, str(exc))]
     try:
-        db = await Database.open(settings.store.path)
-    except Exception:  # the database check above already says why
+        db = await open_database(settings.store.path, write=False)
+    except StartupError:  # the database check above already says why
         return [_pricing(settings, prices, [])]
     try:
         store = Store(db)

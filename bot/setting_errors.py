@@ -2,23 +2,30 @@
 
 ``VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list of numeric user ids, got 'not-a-list'``.
 The value is shown so the user sees what was read, except for secrets, whose value never appears.
+
+And one line for a setting vaultbot does not have, which pydantic-settings passes over in silence:
+``unknown setting VAULTBOT_VAULT__PATHH; did you mean VAULTBOT_VAULT__PATH?``.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, get_origin
 
 from dotenv import dotenv_values
-from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic import AliasChoices, BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
-__all__ = ["describe_parse_error", "describe_validation_error"]
+__all__ = ["describe_parse_error", "describe_validation_error", "unknown_settings"]
 
 PREFIX = "VAULTBOT_"
+# Read by vaultbot itself, not by the settings model.
+_OWN_VARIABLES = {f"{PREFIX}CONFIG"}
 _SHOWN_AT_MOST = 60
 
 # What a field needs, where saying so beats the generic wording of its type.
@@ -164,11 +171,90 @@ def _toml_value(toml: Path, parts: list[str]) -> Any:
 
 def _environment() -> dict[str, str]:
     """The variables vaultbot reads, by upper-case name: ``.env`` first, the environment over it."""
-    values: dict[str, str] = {}
-    if Path(".env").is_file():
-        values.update({k.upper(): v for k, v in dotenv_values(".env").items() if v is not None})
-    values.update({k.upper(): v for k, v in os.environ.items()})
-    return values
+    return {**_dotenv(), **{k.upper(): v for k, v in os.environ.items()}}
+
+
+def _dotenv() -> dict[str, str]:
+    if not Path(".env").is_file():
+        return {}
+    return {k.upper(): v for k, v in dotenv_values(".env").items() if v is not None}
+
+
+def unknown_settings(settings_cls: type[BaseModel], toml: Path) -> list[str]:
+    """A line for each ``VAULTBOT_`` variable (environment or ``.env``) and each key or section of
+    ``toml`` that sets nothing, naming the closest setting there is."""
+    names = dict(_variables(settings_cls, PREFIX))
+    names.update(dict.fromkeys(_OWN_VARIABLES, False))
+    # The SDK's own names (ANTHROPIC_API_KEY) are the ones to suggest for its settings.
+    sdk = [_alias(field) for field in settings_cls.model_fields.values() if field.validation_alias is not None]
+    environment = {k.upper() for k in os.environ}
+    found: list[str] = []
+    for name in dict.fromkeys([*_dotenv(), *sorted(environment)]):
+        if name.startswith(PREFIX) and not _sets_something(name, names):
+            where = "" if name in environment else " in .env"
+            found.append(f"unknown setting {name}{where}{_closest(name, [*names, *sdk])}")
+    found.extend(_unknown_in_toml(settings_cls, toml))
+    return found
+
+
+def _alias(field: FieldInfo) -> str:
+    alias = field.validation_alias
+    first = alias.choices[0] if isinstance(alias, AliasChoices) else alias
+    return str(first).upper()
+
+
+def _variables(model: type[BaseModel], prefix: str) -> Iterator[tuple[str, bool]]:
+    """Every variable that sets something under ``model``, with whether names below it are free
+    (a table or list of the user's own keys, such as a JSON object's)."""
+    for name, field in model.model_fields.items():
+        variable = prefix + name.upper()
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            yield variable, False
+            yield from _variables(kind, variable + "__")
+        else:
+            yield variable, _is_complex(field)
+
+
+def _sets_something(name: str, names: dict[str, bool]) -> bool:
+    if name in names:
+        return True
+    return any(free and name.startswith(known + "__") for known, free in names.items())
+
+
+def _closest(name: str, candidates: list[str], what: str = "setting") -> str:
+    """ "; did you mean X?" for the candidate most like ``name``, compared without the prefix they
+    share (it would make every pair look alike)."""
+    bare = {candidate.removeprefix(PREFIX): candidate for candidate in candidates}
+    match = difflib.get_close_matches(name.removeprefix(PREFIX), list(bare), n=1, cutoff=0.6)
+    return f"; did you mean {bare[match[0]]}?" if match else f" (vaultbot has no such {what})"
+
+
+def _unknown_in_toml(settings_cls: type[BaseModel], toml: Path) -> list[str]:
+    try:
+        data: Any = tomllib.loads(toml.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a file that cannot be read is refused when settings load
+        return []
+    found: list[str] = []
+    fields = settings_cls.model_fields
+    for key, value in data.items():
+        field = fields.get(key) or fields.get(key.lower())
+        if field is None:
+            known = [f"[{k}]" if _is_section(f) else k for k, f in fields.items()]
+            shown = f"[{key}]" if isinstance(value, dict) else key
+            what = "section" if isinstance(value, dict) else "setting"
+            found.append(f"unknown {what} {toml} {shown}{_closest(shown, known, what)}")
+        elif _is_section(field) and isinstance(value, dict):
+            section: Any = field.annotation
+            for inner in value:
+                if inner not in section.model_fields and inner.lower() not in section.model_fields:
+                    known = [f"[{key}] {k}" for k in section.model_fields]
+                    found.append(f"unknown setting {toml} [{key}] {inner}{_closest(f'[{key}] {inner}', known)}")
+    return found
+
+
+def _is_section(field: FieldInfo) -> bool:
+    return isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
 
 
 def _is_json(value: str) -> bool:

@@ -24,6 +24,7 @@ from pydantic_settings import (
 from pydantic_settings import SettingsError as _PydanticSettingsError
 
 from bot.setting_errors import describe_parse_error, describe_validation_error
+from bot.setting_errors import unknown_settings as _unknown_settings
 
 ENV_PREFIX = "VAULTBOT_"
 DEFAULT_CONFIG = Path("config/vaultbot.toml")
@@ -286,14 +287,24 @@ def load_settings(**overrides: Any) -> Settings:
     named = os.environ.get(f"{ENV_PREFIX}CONFIG")
     if named and not Path(named).is_file():
         raise SettingsError(f"{ENV_PREFIX}CONFIG names {named}, which is not a readable file.")
+    if config_file().exists() and not config_file().is_file():  # pydantic-settings would pass over it
+        raise SettingsError(f"cannot read {config_file()}: it is not a file")
     try:
         return Settings(**overrides)
     except ValidationError as exc:
         raise SettingsError(describe_validation_error(exc, Settings, config_file())) from None
     except _PydanticSettingsError as exc:
         raise SettingsError(_describe_parse_error(exc)) from None
-    except (ValueError, OSError) as exc:  # a malformed TOML file
+    except OSError as exc:  # the TOML file cannot be read (permission denied, a folder)
+        raise SettingsError(f"cannot read {config_file()}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a malformed TOML file
         raise SettingsError(f"cannot read {config_file()}: {exc}") from None
+
+
+def unknown_settings() -> list[str]:
+    """A line for each variable, ``.env`` entry or TOML key that sets nothing vaultbot has,
+    naming the closest setting that exists (pydantic-settings passes over them in silence)."""
+    return _unknown_settings(Settings, config_file())
 
 
 def _describe_parse_error(exc: _PydanticSettingsError) -> str:

@@ -5,6 +5,7 @@ subprocess."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import sqlite3
@@ -22,6 +23,12 @@ from bot.app import App
 from bot.bus import OutboundMessage
 
 ROOT = Path(__file__).resolve().parents[1]
+# linux/prctl.h and linux/capability.h
+PR_CAPBSET_DROP = 24
+CAP_DAC_OVERRIDE = 1
+CAP_DAC_READ_SEARCH = 2
+# Loaded here, not in the forked child, where the loader's lock may be held by a thread that was not copied.
+_LIBC = ctypes.CDLL(None, use_errno=True)
 # Variables from the developer's shell that must never reach a test.
 OWN_PREFIXES = ("VAULTBOT_", "ANTHROPIC_")
 
@@ -31,6 +38,18 @@ def subprocess_env(**variables: str) -> dict[str, str]:
     developer's vaultbot or Anthropic settings, plus ``variables``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
     return {**clean, "PYTHONPATH": str(ROOT), **variables}
+
+
+def bound_by_permissions() -> None:
+    """For ``subprocess``'s ``preexec_fn``: the child obeys file permissions as a user's process
+    does. Run as root, it would write a folder whatever its mode says (CAP_DAC_OVERRIDE); it drops
+    that capability and CAP_DAC_READ_SEARCH from its bounding set, so the program it runs starts
+    without them. Run as anyone else, there is nothing to drop."""
+    if os.geteuid() != 0:
+        return
+    for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+        if _LIBC.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
 
 
 class StderrLines:

@@ -60,6 +60,12 @@ def run(*args: str, **more: str) -> Result:
     return CliRunner().invoke(cli, list(args), env=env(**more), catch_exceptions=False)
 
 
+def doctor(**more: str) -> Result:
+    """`vaultbot doctor`, in-process; a fake API answers its question about the model."""
+    with FakeAnthropic() as fake:
+        return run("doctor", ANTHROPIC_BASE_URL=fake.base_url, **more)
+
+
 def env(**more: str) -> dict[str, str]:
     return {"ANTHROPIC_API_KEY": "sk-ant-usage", "VAULTBOT_TIMEZONE": ZONE, **more}
 
@@ -93,10 +99,10 @@ def test_usage_runs_and_doctor_show_what_a_dated_model_cost(tmp_path: Path) -> N
     shown = json.loads(run("runs", "show", listed["id"], "--json").output)
     assert shown["cost_usd"] == pytest.approx(0.0147)
 
-    doctor = run("doctor", VAULTBOT_BUDGET__DAILY_USD="5")
-    assert "ok   pricing: 12 models priced (built-in table)" in doctor.output
-    assert "budget: $0.01 spent of $5.00 today; resets at 00:00 on" in doctor.output
-    assert f"({ZONE})" in doctor.output
+    checked = doctor(VAULTBOT_BUDGET__DAILY_USD="5")
+    assert "ok   pricing: 12 models priced (built-in table)" in checked.output
+    assert "budget: $0.01 spent of $5.00 today; resets at 00:00 on" in checked.output
+    assert f"({ZONE})" in checked.output
 
 
 def test_a_model_missing_from_the_table_costs_the_highest_price_and_doctor_says_so(tmp_path: Path) -> None:
@@ -104,9 +110,9 @@ def test_a_model_missing_from_the_table_costs_the_highest_price_and_doctor_says_
     [row] = json.loads(run("usage", "--json").output)
     # The highest prices in the built-in table: $10 in, $50 out, $12.50 cache write, $0.50 cache read.
     assert row["cost_usd"] == pytest.approx((1050 * 10 + 230 * 50 + 2000 * 12.5 + 2000 * 0.5) / 1e6)
-    doctor = run("doctor")
-    assert doctor.exit_code == 1
-    [line] = [line for line in doctor.output.splitlines() if "pricing" in line]
+    checked = doctor()
+    assert checked.exit_code == 1
+    [line] = [line for line in checked.output.splitlines() if "pricing" in line]
     assert line.startswith("FAIL") and "claude-mystery-9 not in the price table" in line
 
 
@@ -117,7 +123,7 @@ def test_rows_are_named_by_the_model_asked_for_even_when_the_api_says_otherwise(
     # Priced as claude-sonnet-5 ($2 in, $10 out, $2.50 cache write, $0.20 cache read): the API's
     # own name for it is not in the table.
     assert row["cost_usd"] == pytest.approx((1050 * 2 + 230 * 10 + 2000 * 2.5 + 2000 * 0.2) / 1e6)
-    assert "FAIL" not in run("doctor").output
+    assert "FAIL" not in doctor().output
 
 
 def test_the_users_pricing_file_wins(tmp_path: Path) -> None:
@@ -128,8 +134,8 @@ def test_the_users_pricing_file_wins(tmp_path: Path) -> None:
     chat(tmp_path, "claude-mystery-9")
     [row] = json.loads(run("usage", "--json").output)
     assert row["cost_usd"] == pytest.approx((1050 * 1.0 + 230 * 2.0) / 1e6)
-    doctor = run("doctor")
-    assert "FAIL" not in doctor.output and "with config/pricing.toml" in doctor.output
+    checked = doctor()
+    assert "FAIL" not in checked.output and "with config/pricing.toml" in checked.output
 
 
 def test_a_broken_pricing_file_is_one_clear_line(tmp_path: Path) -> None:

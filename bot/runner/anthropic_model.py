@@ -43,6 +43,7 @@ class AnthropicModel:
     ) -> None:
         self.name = model
         self._max_tokens = max_tokens
+        self._timeout = timeout
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
         )
@@ -50,6 +51,22 @@ class AnthropicModel:
     async def close(self) -> None:
         """Close the HTTP connections."""
         await self._client.close()
+
+    async def check(self) -> str:
+        """Ask the API about this model (``GET /v1/models/{name}``: free, no tokens), which proves
+        the API reachable and the key accepted; the model's id as the API names it. Raises
+        :class:`ModelRejected` (key refused, model unknown) or :class:`ModelUnavailable`."""
+        try:
+            found = await self._client.models.retrieve(self.name)
+        except anthropic.APIStatusError as exc:
+            raise _classify(exc) from None
+        except anthropic.APITimeoutError:
+            raise ModelUnavailable(f"the model API did not answer within {self._timeout:g} s") from None
+        except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+            raise ModelUnavailable(f"could not reach the model API ({_cause(exc)})") from None
+        except (anthropic.APIResponseValidationError, ValueError):
+            raise ModelUnavailable("the model API sent a response that could not be read") from None
+        return str(found.id)
 
     async def complete(
         self,
@@ -119,6 +136,12 @@ def _classify(exc: anthropic.APIStatusError) -> Exception:
             return ModelRejected(f"{hint} (HTTP {exc.status_code})")
     retry_after = _retry_after(exc)
     return ModelUnavailable(f"the model API answered HTTP {exc.status_code}", retry_after=retry_after)
+
+
+def _cause(exc: Exception) -> str:
+    """What lies under the SDK's "Connection error.": the refusal or lookup failure itself."""
+    under = exc.__cause__ or exc.__context__
+    return str(under) if under is not None and str(under) else type(exc).__name__
 
 
 def _error_type(exc: anthropic.APIStatusError) -> str:

@@ -11,6 +11,11 @@ an event to hold the stream mid-answer, or sleep to stream at a model's speed), 
 ends the connection after that many deltas, before the answer is complete, and ``error_after``
 sends an ``error`` event there instead (an ``overloaded_error``, as the API does mid-answer).
 
+``GET /v1/models/{id}`` and ``GET /v1/models`` (the models API, which ``vaultbot doctor`` asks) answer
+from ``models`` (None, the default: any name asked for is known); with ``key`` set, a models request
+sent another key gets a 401 whose message quotes the key it was sent, as some services do, so tests
+can check vaultbot never repeats it.
+
 With ``prompt_cache=True`` the server keeps a prompt cache by the documented rules
 (``tests/fakes/prompt_cache.py``) and answers every successful request with the input, cache-read
 and cache-write tokens it would have cost, also kept in ``usages``.
@@ -146,6 +151,14 @@ def _error_body(error_type: str, text: str) -> bytes:
     return json.dumps({"type": "error", "error": {"type": error_type, "message": text}}).encode()
 
 
+_JSON = {"content-type": "application/json"}
+
+
+def _model_info(name: str) -> dict[str, Any]:
+    """One entry of the models API, as it describes a model."""
+    return {"type": "model", "id": name, "display_name": name, "created_at": "2026-01-01T00:00:00Z"}
+
+
 def garbage() -> Canned:
     """A 200 whose body is not JSON."""
     return Canned(200, b"<html>definitely not json", {"content-type": "application/json"})
@@ -168,6 +181,8 @@ class FakeAnthropic:
         self.cache = PromptCache() if prompt_cache else None
         self.usages: list[dict[str, int]] = []  # with prompt_cache: each successful request's usage, in order
         self.handler: Callable[[dict[str, Any]], Canned] | None = None
+        self.models: list[str] | None = None
+        self.key: str | None = None
         self._script: deque[Canned] = deque()
         self._lock = threading.Lock()
         self._server = LocalServer(("127.0.0.1", 0), self._handler_class())
@@ -206,6 +221,20 @@ class FakeAnthropic:
             canned = self.handler(request.body) if self.handler is not None else status(500, "api_error")
         return self._with_cache_usage(request.body, canned) if self.cache is not None else canned
 
+    def _models(self, request: Request) -> Canned:
+        with self._lock:
+            self.requests.append(request)
+        sent = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+        if self.key is not None and sent != self.key:
+            return Canned(401, _error_body("authentication_error", f"invalid x-api-key {sent}"), _JSON)
+        asked = request.path.split("?")[0].removeprefix("/v1/models").strip("/")
+        if not asked:
+            listed = [_model_info(name) for name in self.models or []]
+            return Canned(200, json.dumps({"data": listed, "has_more": False}).encode(), _JSON)
+        if self.models is not None and asked not in self.models:
+            return Canned(404, _error_body("not_found_error", f"model: {asked}"), _JSON)
+        return Canned(200, json.dumps(_model_info(asked)).encode(), _JSON)
+
     def _with_cache_usage(self, request: dict[str, Any], canned: Canned) -> Canned:
         assert self.cache is not None
         if canned.status != 200 or not canned.body.startswith(b"{"):
@@ -226,6 +255,16 @@ class FakeAnthropic:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                canned = fake._models(Request(self.path, headers, {}))
+                self.send_response(canned.status)
+                for key, value in canned.headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-length", str(len(canned.body)))
+                self.end_headers()
+                self.wfile.write(canned.body)
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("content-length", 0))

@@ -100,7 +100,7 @@ def test_a_port_already_in_use_is_one_clear_line(tmp_path: Path) -> None:
             text=True,
             timeout=60,
         )
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip() == f"vaultbot: cannot serve the review page on 127.0.0.1:{port}: Address already in use"
 
 

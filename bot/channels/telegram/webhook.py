@@ -10,11 +10,14 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import tornado.httpserver
 import tornado.web
+
+from bot.channels.telegram.errors import CannotReceive
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +38,14 @@ class WebhookServer:
         self._server: tornado.httpserver.HTTPServer | None = None
 
     def start(self) -> None:
-        """Start listening (on the running event loop)."""
-        self._server = self._app.listen(self._port, address=self._address, max_body_size=MAX_BODY_BYTES)
+        """Start listening (on the running event loop); raises :class:`CannotReceive`."""
+        try:
+            self._server = self._app.listen(self._port, address=self._address, max_body_size=MAX_BODY_BYTES)
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise CannotReceive(
+                f"cannot receive Telegram's updates on {self._address}:{self._port}: {reason}"
+            ) from None
 
     async def stop(self) -> None:
         """Stop listening and close open connections."""

@@ -1,0 +1,112 @@
+"""What a command needs before it can start: the store and the vault, opened or refused in one line.
+
+A problem here is the user's to fix (a path that names the wrong thing, a folder they cannot
+write), so it is a :class:`StartupError` naming the setting and the reason, which the command
+prints on one line and exits 2 on, as it does for a bad setting; ``vaultbot doctor`` reports the
+same sentences.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+
+from bot.db import Database
+from bot.settings import VaultSettings
+from vault import Vault
+
+__all__ = ["StartupError", "capture_folder", "open_database", "open_vault", "probe_folder"]
+
+PROBE_PREFIX = ".vaultbot-probe-"
+
+
+class StartupError(Exception):
+    """Something a command needs cannot be used; the message is one line naming it and why."""
+
+
+async def open_database(path: Path, *, write: bool = True) -> Database:
+    """Open and migrate the store at ``path``, or raise :class:`StartupError` saying why not.
+
+    With ``write`` (a command that records anything) a store it could only read is refused too:
+    SQLite opens a read-only file without complaint, and the first message would be lost on it.
+    """
+    try:
+        db = await Database.open(path)
+    except (OSError, sqlite3.Error) as exc:
+        reason = await asyncio.to_thread(_store_reason, Path(path), exc)
+        raise StartupError(f"cannot open the store {path} (VAULTBOT_STORE__PATH): {reason}") from None
+    if write and not await asyncio.to_thread(os.access, path, os.W_OK):
+        await db.close()
+        raise StartupError(f"cannot open the store {path} (VAULTBOT_STORE__PATH): {path} is read-only")
+    return db
+
+
+def open_vault(settings: VaultSettings) -> Vault:
+    """Open the vault once its capture folder proved writable, or raise :class:`StartupError`
+    (blocking: call it in a thread)."""
+    problem = _not_a_folder(settings.path)
+    if problem is None:
+        try:
+            notes = Vault(settings.path, max_staleness=settings.index_staleness)
+        except OSError as exc:
+            problem = _os_reason(exc)
+        else:
+            problem = probe_folder(capture_folder(settings, notes.root))
+            if problem is None:
+                return notes
+            notes.close()
+    raise StartupError(f"cannot use the vault {settings.path} (VAULTBOT_VAULT__PATH): {problem}")
+
+
+def capture_folder(settings: VaultSettings, root: Path) -> Path:
+    """The folder capture mode files into (the inbox, or the daily notes' folder), or ``root``
+    while it does not exist yet: that is where it will be made."""
+    folder = root / (settings.daily_folder if settings.capture_to == "daily" else settings.inbox)
+    return folder if folder.is_dir() else root
+
+
+def probe_folder(folder: Path) -> str | None:
+    """Why a file cannot be made and removed in ``folder``, or None when one was (blocking)."""
+    problem = _not_a_folder(folder)
+    if problem is not None:
+        return problem
+    try:
+        handle, name = tempfile.mkstemp(dir=folder, prefix=PROBE_PREFIX)
+        os.close(handle)
+        os.unlink(name)
+    except OSError as exc:
+        return f"{folder} is not writable ({exc.strerror or exc})"
+    return None
+
+
+def _not_a_folder(path: Path) -> str | None:
+    """What stands in the way of ``path`` being a folder: it, or a folder above it, is a file."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return None if candidate.is_dir() else f"{candidate} is a file, not a folder"
+    return None
+
+
+def _store_reason(path: Path, exc: OSError | sqlite3.Error) -> str:
+    if path.is_dir():
+        return f"{path} is a folder, not a database file"
+    above = _not_a_folder(path.parent)
+    if above is not None:
+        return above
+    if isinstance(exc, OSError):
+        return _os_reason(exc)
+    if path.exists() and not os.access(path, os.R_OK):
+        return f"{path} cannot be read (permission denied)"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path} is read-only"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return f"{path.parent} is not writable (permission denied)"
+    return str(exc)  # SQLite's own words: "file is not a database", "database is locked"
+
+
+def _os_reason(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"

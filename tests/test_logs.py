@@ -1,0 +1,116 @@
+"""Warnings go to the log file beside the store, not into the chat; `-v` shows them (and INFO)
+on standard error too. Secrets reach neither."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.channels.telegram_harness import finish, wait_until
+from tests.fakes import telegram_server as tg
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import subprocess_env
+
+KEY = "sk-ant-logs-0123456789"
+DEAD_LETTER = "WARNING bot.bus.worker: dead-lettering inbound#1 after 1 attempt(s)"
+
+
+def chat(tmp_path: Path, fake: FakeAnthropic, *options: str) -> subprocess.CompletedProcess[str]:
+    """One line to a chat whose model API fails (HTTP 500), so its message is dead-lettered: a WARNING."""
+    env = subprocess_env(
+        ANTHROPIC_API_KEY=KEY,
+        ANTHROPIC_BASE_URL=fake.base_url,
+        VAULTBOT_BUS__MAX_ATTEMPTS="1",
+        VAULTBOT_MODEL__SDK_MAX_RETRIES="0",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *options, "chat"],
+        input="water the plants\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_a_warning_goes_to_the_log_file_not_into_the_chat(tmp_path: Path) -> None:
+    with FakeAnthropic() as fake:
+        done = chat(tmp_path, fake)
+    assert done.returncode == 0, done.stderr
+    assert "could not handle your message" in done.stdout  # the user is told, in the chat's own words
+    assert done.stderr == ""
+    logged = (tmp_path / "data" / "vaultbot.log").read_text()
+    assert DEAD_LETTER in logged and KEY not in logged
+
+
+def test_verbose_shows_the_warning_on_standard_error_and_still_logs_it(tmp_path: Path) -> None:
+    with FakeAnthropic() as fake:
+        done = chat(tmp_path, fake, "-v")
+    assert done.returncode == 0, done.stderr
+    assert DEAD_LETTER in done.stderr and KEY not in done.stderr
+    assert DEAD_LETTER in (tmp_path / "data" / "vaultbot.log").read_text()
+
+
+def test_the_log_file_is_beside_the_store(tmp_path: Path) -> None:
+    with FakeAnthropic() as fake:
+        env = {"VAULTBOT_STORE__PATH": "state/bot.db"}
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "chat"],
+            input="water the plants\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=subprocess_env(
+                ANTHROPIC_API_KEY=KEY,
+                ANTHROPIC_BASE_URL=fake.base_url,
+                VAULTBOT_BUS__MAX_ATTEMPTS="1",
+                VAULTBOT_MODEL__SDK_MAX_RETRIES="0",
+                **env,
+            ),
+            timeout=60,
+        )
+    assert done.returncode == 0 and done.stderr == ""
+    assert DEAD_LETTER in (tmp_path / "state" / "bot.log").read_text()
+    assert not (tmp_path / "data" / "vaultbot.log").exists()
+
+
+def test_run_logs_telegram_and_model_failures_to_the_file_without_the_token_or_key(tmp_path: Path) -> None:
+    with FakeTelegram() as telegram, FakeAnthropic() as model:
+        telegram.fail_next("getUpdates", 500, "Internal Server Error", times=2)
+        telegram.push_update(tg.text_update("water the plants"))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "run"],
+            cwd=tmp_path,
+            env=subprocess_env(
+                VAULTBOT_TELEGRAM__TOKEN=tg.DEFAULT_TOKEN,
+                VAULTBOT_TELEGRAM__ALLOWED_USERS="[42]",
+                VAULTBOT_TELEGRAM__BASE_URL=telegram.base_url,
+                VAULTBOT_TELEGRAM__BASE_FILE_URL=telegram.base_file_url,
+                ANTHROPIC_API_KEY=KEY,
+                ANTHROPIC_BASE_URL=model.base_url,
+                VAULTBOT_BUS__MAX_ATTEMPTS="1",
+                VAULTBOT_MODEL__SDK_MAX_RETRIES="0",
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            log = tmp_path / "data" / "vaultbot.log"
+            wait_until(lambda: log.exists() and DEAD_LETTER in log.read_text(), "the dead letter was logged", process)
+            wait_until(lambda: len(telegram.sent) >= 1, "the apology was sent", process)
+            process.send_signal(signal.SIGTERM)
+            errors = finish(process)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+    assert process.returncode == 0
+    logged = log.read_text()
+    assert logged.count("telegram: getUpdates failed (Internal Server Error); retrying") == 2
+    assert tg.DEFAULT_TOKEN not in logged and KEY not in logged
+    assert "WARNING" not in errors

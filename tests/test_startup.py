@@ -1,0 +1,206 @@
+"""A command that cannot start says why in one line and exits 2, as a bad setting does: a vault
+or store path that names the wrong thing, a folder or file it may not write or read, a config
+file it cannot read. Each through the real `vaultbot` command, obeying file permissions as a
+user's process does (see ``bound_by_permissions``)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeTelegram
+from tests.helpers import bound_by_permissions, subprocess_env
+
+STARTING = [("chat",), ("run",), ("log",), ("runs",), ("usage",), ("review", "--port", "0")]
+# `run` with a channel, so that the only line is the problem (without one it says it serves none);
+# nothing listens on port 9, and the problem stops it before it would ask.
+CHANNEL = {
+    "VAULTBOT_TELEGRAM__TOKEN": "123:token",
+    "VAULTBOT_TELEGRAM__ALLOWED_USERS": "[42]",
+    "VAULTBOT_TELEGRAM__BASE_URL": "http://127.0.0.1:9/bot",
+}
+
+
+def vaultbot(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``vaultbot ARGS`` in tmp_path with these variables (and a channel for ``run``)."""
+    if args[0] == "run":
+        env = {**CHANNEL, **env}
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=subprocess_env(**env),
+        preexec_fn=bound_by_permissions,
+        timeout=60,
+    )
+
+
+def one_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The single line a command that could not start printed; it exited 2 and printed nothing else."""
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    return done.stderr.strip()
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[list[Path]]:
+    """Paths made read-only in a test (append them after chmod); their modes are put back after,
+    so the test's folder can be removed."""
+    made: list[Path] = []
+    yield made
+    for path in made:
+        path.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", [("chat",), ("run",)], ids=" ".join)
+def test_a_vault_path_that_is_a_file_is_one_line(tmp_path: Path, command: tuple[str, ...]) -> None:
+    (tmp_path / "notes").write_text("not a folder\n")
+    line = one_line(vaultbot(tmp_path, *command, VAULTBOT_VAULT__PATH="notes"))
+    assert line == "vaultbot: cannot use the vault notes (VAULTBOT_VAULT__PATH): notes is a file, not a folder"
+
+
+def test_a_vault_path_below_a_file_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "notes").write_text("not a folder\n")
+    line = one_line(vaultbot(tmp_path, "chat", VAULTBOT_VAULT__PATH="notes/vault"))
+    assert line.endswith("notes is a file, not a folder")
+
+
+def test_a_read_only_vault_is_one_line(tmp_path: Path, read_only: list[Path]) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir(mode=0o555)
+    read_only.append(vault)
+    line = one_line(vaultbot(tmp_path, "chat", VAULTBOT_VAULT__PATH="vault"))
+    assert line.startswith("vaultbot: cannot use the vault vault (VAULTBOT_VAULT__PATH): ")
+    assert line.endswith("Permission denied")
+
+
+@pytest.mark.parametrize("capture_to", ["inbox", "daily"])
+def test_a_read_only_capture_folder_stops_chat_before_a_message_is_lost(
+    tmp_path: Path, read_only: list[Path], capture_to: str
+) -> None:
+    folder = tmp_path / "data" / "vault" / ("Inbox" if capture_to == "inbox" else "Daily")
+    folder.mkdir(parents=True, mode=0o555)
+    read_only.append(folder)
+    done = vaultbot(tmp_path, "chat", VAULTBOT_VAULT__CAPTURE_TO=capture_to)
+    assert one_line(done) == (
+        "vaultbot: cannot use the vault data/vault (VAULTBOT_VAULT__PATH): "
+        f"{folder} is not writable (Permission denied)"
+    )
+
+
+def test_a_store_that_is_not_a_database_is_one_line_for_every_command(tmp_path: Path) -> None:
+    (tmp_path / "store.db").write_text("shopping list: oat milk\n")
+    for command in STARTING:
+        line = one_line(vaultbot(tmp_path, *command, VAULTBOT_STORE__PATH="store.db"))
+        assert line == "vaultbot: cannot open the store store.db (VAULTBOT_STORE__PATH): file is not a database"
+    assert (tmp_path / "store.db").read_text() == "shopping list: oat milk\n"
+
+
+def test_a_store_path_that_is_a_folder_is_one_line_for_every_command(tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    for command in STARTING:
+        line = one_line(vaultbot(tmp_path, *command, VAULTBOT_STORE__PATH="store"))
+        assert (
+            line
+            == "vaultbot: cannot open the store store (VAULTBOT_STORE__PATH): store is a folder, not a database file"
+        )
+
+
+def test_a_store_below_a_file_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "data").write_text("not a folder\n")
+    line = one_line(vaultbot(tmp_path, "log"))
+    assert (
+        line == "vaultbot: cannot open the store data/vaultbot.db (VAULTBOT_STORE__PATH): data is a file, not a folder"
+    )
+
+
+def test_an_unreadable_store_is_one_line(tmp_path: Path, read_only: list[Path]) -> None:
+    assert vaultbot(tmp_path, "log").returncode == 0  # a real store, then taken away
+    store = tmp_path / "data" / "vaultbot.db"
+    store.chmod(0o000)
+    read_only.append(store)
+    for command in STARTING:
+        line = one_line(vaultbot(tmp_path, *command))
+        assert line == (
+            "vaultbot: cannot open the store data/vaultbot.db (VAULTBOT_STORE__PATH): "
+            "data/vaultbot.db cannot be read (permission denied)"
+        )
+
+
+def test_a_read_only_store_is_read_by_log_but_refused_by_chat(tmp_path: Path, read_only: list[Path]) -> None:
+    assert vaultbot(tmp_path, "chat").returncode == 0
+    store = tmp_path / "data" / "vaultbot.db"
+    store.chmod(0o444)
+    read_only.append(store)
+    assert vaultbot(tmp_path, "log").returncode == 0
+    done = vaultbot(tmp_path, "chat")
+    assert one_line(done) == (
+        "vaultbot: cannot open the store data/vaultbot.db (VAULTBOT_STORE__PATH): data/vaultbot.db is read-only"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "mode", "line"),
+    [
+        ("[vault]\npath = 'notes'\n", 0o000, "vaultbot: cannot read settings.toml: Permission denied"),
+        ("[vault\n", 0o644, "vaultbot: cannot read settings.toml: Expected ']' at the end of a table declaration"),
+    ],
+    ids=["unreadable", "not-toml"],
+)
+def test_a_config_file_that_cannot_be_read_is_one_line(
+    tmp_path: Path, read_only: list[Path], content: str, mode: int, line: str
+) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text(content)
+    config.chmod(mode)
+    read_only.append(config)
+    assert one_line(vaultbot(tmp_path, "chat", VAULTBOT_CONFIG="settings.toml")).startswith(line)
+
+
+def test_a_default_config_file_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "config" / "vaultbot.toml").mkdir(parents=True)
+    assert one_line(vaultbot(tmp_path, "chat")) == "vaultbot: cannot read config/vaultbot.toml: it is not a file"
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port another program is listening on."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        yield taken.getsockname()[1]
+
+
+def test_the_review_page_on_a_port_in_use_is_one_line(tmp_path: Path, taken_port: int) -> None:
+    line = one_line(vaultbot(tmp_path, "review", "--port", str(taken_port)))
+    assert line == f"vaultbot: cannot serve the review page on 127.0.0.1:{taken_port}: Address already in use"
+
+
+def test_run_with_the_review_page_on_a_port_in_use_is_one_line(tmp_path: Path, taken_port: int) -> None:
+    done = vaultbot(tmp_path, "run", VAULTBOT_REVIEW__ENABLED="true", VAULTBOT_REVIEW__PORT=str(taken_port))
+    assert one_line(done) == (
+        f"vaultbot: cannot serve the review page on 127.0.0.1:{taken_port}: Address already in use"
+    )
+
+
+def test_run_with_the_webhook_on_a_port_in_use_is_one_line(tmp_path: Path, taken_port: int) -> None:
+    with FakeTelegram() as telegram:
+        done = vaultbot(
+            tmp_path,
+            "run",
+            VAULTBOT_TELEGRAM__TOKEN=DEFAULT_TOKEN,
+            VAULTBOT_TELEGRAM__BASE_URL=telegram.base_url,
+            VAULTBOT_TELEGRAM__BASE_FILE_URL=telegram.base_file_url,
+            VAULTBOT_TELEGRAM__WEBHOOK_URL="https://bot.example.org/telegram",
+            VAULTBOT_TELEGRAM__WEBHOOK_SECRET="s" * 32,
+            VAULTBOT_TELEGRAM__WEBHOOK_PORT=str(taken_port),
+        )
+    assert one_line(done) == (
+        f"vaultbot: cannot receive Telegram's updates on 127.0.0.1:{taken_port}: Address already in use"
+    )
+    assert DEFAULT_TOKEN not in done.stderr
