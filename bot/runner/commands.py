@@ -11,25 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.clock import Clock
+from bot.menu import COMMANDS
 from bot.reminders import ReminderBook, ReminderError
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import title_from
 from bot.store import Store
 from bot.tools import Dispatcher, ToolContext
 
-# (command, what it does), in the order a channel's menu shows them.
-COMMANDS: list[tuple[str, str]] = [
-    ("start", "Say hello and see what I can do"),
-    ("help", "How to use vaultbot"),
-    ("new", "Start a fresh conversation"),
-    ("note", "File the text as a note, no questions asked"),
-    ("find", "Search your notes"),
-    ("log", "Show the latest entries of the interaction log"),
-    ("status", "What mode I'm in and how things are going"),
-    ("review", "The address of the review page"),
-    ("reminders", "List your pending reminders"),
-    ("cancel", "Cancel a reminder by its id"),
-]
 _NAMES = {name for name, _ in COMMANDS}
 _COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?$", re.DOTALL)
 

@@ -29,7 +29,7 @@ from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL, TelegramReceiver
 from bot.channels.telegram.sender import TelegramSender
 from bot.channels.telegram.webhook import WebhookServer
-from bot.runner import COMMANDS
+from bot.menu import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
 from vault import Vault, VaultError
