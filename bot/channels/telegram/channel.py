@@ -163,18 +163,22 @@ class TelegramChannel:
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
         settings = self._settings
         assert settings.webhook_url is not None and settings.webhook_secret is not None
-        webhook.start()
+        server = webhook.listen()
+        stop = asyncio.Event()
+        serving = asyncio.create_task(server.serve(stop))
         try:
             await self.bot.set_webhook(
                 settings.webhook_url,
                 secret_token=settings.webhook_secret.get_secret_value(),
                 allowed_updates=ALLOWED_UPDATES,
             )
-            where = f"{settings.webhook_listen}:{settings.webhook_port}"
+            where = f"{settings.webhook_listen}:{server.port}"
             log.info("telegram: webhook for @%s listening on %s", self.bot.username, where)
             await self._stopping.wait()
         finally:
-            await webhook.stop()
+            # Posts in flight are stored and answered before the server closes.
+            stop.set()
+            await serving
 
     def stop_receiving(self) -> None:
         """Stop polling (or close the webhook); replies go on being sent until :meth:`stop`."""
