@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from bot.backoff import describe
 from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
 from bot.clock import Clock, stamped, zone_name
 from bot.db import Database
@@ -299,7 +300,7 @@ class TurnHandler:
         message's turn in history so the next message does not read as its continuation."""
         message = delivery.parse(InboundMessage)
         context = _context(message, run_id="")
-        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        reason = describe(error)
         # The user hears our own sentences about the model, never a raw exception's text.
         cause = error.__cause__ if isinstance(error, Retry) else error
         told = str(cause) if isinstance(cause, ModelError | DeadLetter) else "an internal error, which was logged"

@@ -21,6 +21,7 @@ from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, Ti
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
+from bot.backoff import Backoff
 from bot.bus import Bus, Progress, Worker, events_topic, outbound_topic
 from bot.channels.telegram.access import Access
 from bot.channels.telegram.drafts import Drafts
@@ -44,6 +45,9 @@ ALLOWED_UPDATES = ["message", "edited_message"]
 # What storing an update can fail with for a while (a full disk, a database locked past its busy
 # timeout, Telegram unreachable while fetching a file): the update is left for Telegram to redeliver.
 STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)
+# Waits between getUpdates calls that failed in a row, and between tries at storing an update.
+POLL_BACKOFF = Backoff(first=2.0, most=60.0)
+STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 
 
 class TelegramChannel:
@@ -208,7 +212,7 @@ class TelegramChannel:
             except (NetworkError, TimedOut) as exc:
                 failures += 1
                 log.warning("telegram: getUpdates failed (%s); retrying", exc)
-                await self._pause(min(60.0, 2.0**failures))
+                await self._pause(POLL_BACKOFF.delay(failures))
                 continue
             failures = 0
             for data in raw:
@@ -220,7 +224,7 @@ class TelegramChannel:
                     # Not confirmed: the next getUpdates asks from this update on, so Telegram
                     # delivers it again; the ones before it are stored and get confirmed.
                     store_failures += 1
-                    delay = min(60.0, 2.0 ** (store_failures - 1))
+                    delay = STORE_BACKOFF.delay(store_failures)
                     log.warning(
                         "telegram: could not store update %s (%s: %s); Telegram keeps it, retrying in %.0fs",
                         data["update_id"],
