@@ -27,7 +27,7 @@ from bot.settings import Settings
 from bot.startup import open_database, open_vault
 from bot.store import Store
 from bot.tools import build_dispatcher
-from bot.transcribe import TranscriptionClient, VoiceNotes
+from bot.transcribe import TranscriptionClient, VoiceNotes, build_transcriber
 from vault import Vault
 
 
@@ -183,19 +183,6 @@ def _capture(settings: Settings, clock: Clock, *, hint: str | None = ENABLE_HINT
     vault = settings.vault
     daily = (vault.daily_folder, vault.daily_pattern) if vault.capture_to == "daily" else None
     return CaptureModel(vault.inbox, daily=daily, now=clock.now, hint=hint)
-
-
-def build_transcriber(settings: Settings, *, timeout: float | None = None) -> TranscriptionClient | None:
-    """The transcription service's client, when one is configured (``timeout`` replaces the setting's)."""
-    config = settings.transcribe
-    if not config.enabled:
-        return None
-    return TranscriptionClient(
-        base_url=config.endpoint,
-        api_key=config.api_key.get_secret_value() if config.api_key else None,
-        model=config.model,
-        timeout=timeout or config.timeout,
-    )
 
 
 def build_summarizer(settings: Settings) -> AuditSummarizer | None:

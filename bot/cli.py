@@ -134,7 +134,7 @@ def retry(ctx: click.Context, ids: tuple[str, ...]) -> None:
 def run_command(ctx: click.Context) -> None:
     """Serve every configured channel with the workers, until SIGINT or SIGTERM."""
     from bot.app import App
-    from bot.channels.telegram import CannotReceive, TelegramConflict
+    from bot.channels.telegram import TelegramConflict
     from bot.serve import serve, stop_on_signals
     from bot.web import CannotListen
 
@@ -163,7 +163,7 @@ def run_command(ctx: click.Context) -> None:
     except* TelegramConflict as group:
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(1)
-    except* (CannotListen, CannotReceive) as group:  # a port in use: a start-up problem like a bad setting
+    except* CannotListen as group:  # a port in use: a start-up problem like a bad setting
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(2)
 

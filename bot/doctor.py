@@ -188,8 +188,7 @@ def _pricing(settings: Settings, prices: PriceTable, used: list[tuple[str, str]]
 async def _transcription(settings: Settings) -> Check:
     """Asks the endpoint for its models (``GET {base_url}/models``): free, no audio sent, and it needs
     the key, so one request says whether the service is reachable, the key accepted and the model offered."""
-    from bot.app import build_transcriber
-    from bot.transcribe import TranscriptionError
+    from bot.transcribe import TranscriptionError, build_transcriber
 
     config = settings.transcribe
     client = build_transcriber(settings, timeout=min(config.timeout, DOCTOR_TIMEOUT))

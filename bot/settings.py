@@ -10,11 +10,20 @@ import os
 import re
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import tzlocal
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -29,6 +38,14 @@ from bot.setting_errors import unknown_settings as _unknown_settings
 ENV_PREFIX = "VAULTBOT_"
 DEFAULT_CONFIG = Path("config/vaultbot.toml")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+def _blank_is_none(value: SecretStr | None) -> SecretStr | None:
+    return value if value is not None and value.get_secret_value().strip() else None
+
+
+# A key, token or secret; set to blank (an empty line in .env, a placeholder cleared), it is unset.
+Secret = Annotated[SecretStr | None, AfterValidator(_blank_is_none)]
 
 
 class SettingsError(Exception):
@@ -59,7 +76,7 @@ class StoreSettings(BaseModel):
 class TelegramSettings(BaseModel):
     """The Telegram channel; it is enabled when a token is set."""
 
-    token: SecretStr | None = None
+    token: Secret = None
     allowed_users: list[int] = Field(default_factory=list)
     allow_groups: bool = False
     base_url: str = "https://api.telegram.org/bot"
@@ -67,7 +84,7 @@ class TelegramSettings(BaseModel):
     # Webhook mode instead of long polling: Telegram posts updates to this public HTTPS URL, which
     # must reach webhook_listen:webhook_port (usually through a reverse proxy).
     webhook_url: str | None = None
-    webhook_secret: SecretStr | None = None
+    webhook_secret: Secret = None
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = Field(8443, ge=1, le=65535)
     draft_interval: float = Field(
@@ -76,11 +93,6 @@ class TelegramSettings(BaseModel):
         le=60,
         description="Seconds between updates of a reply shown as it is written (sendMessageDraft); 0: no drafts.",
     )
-
-    @field_validator("token", "webhook_secret")
-    @classmethod
-    def _blank_secret_is_none(cls, v: SecretStr | None) -> SecretStr | None:
-        return v if v is not None and v.get_secret_value().strip() else None
 
     @field_validator("webhook_secret")
     @classmethod
@@ -141,14 +153,7 @@ class ReviewSettings(BaseModel):
     enabled: bool = Field(False, description="Serve the review page from `vaultbot run` too.")
     host: str = Field("127.0.0.1", min_length=1, description="Address to listen on; the default is this machine only.")
     port: int = Field(8765, ge=0, le=65535)
-    token: SecretStr | None = Field(
-        None, description="The access token; generated once and kept in the store when unset."
-    )
-
-    @field_validator("token")
-    @classmethod
-    def _blank_token_is_none(cls, v: SecretStr | None) -> SecretStr | None:
-        return v if v is not None and v.get_secret_value().strip() else None
+    token: Secret = Field(None, description="The access token; generated once and kept in the store when unset.")
 
 
 class RemindersSettings(BaseModel):
@@ -172,7 +177,7 @@ class TranscribeSettings(BaseModel):
     base_url: str | None = Field(
         None, description="The endpoint's base URL, version included (OpenAI's when only a key is set)."
     )
-    api_key: SecretStr | None = None
+    api_key: Secret = None
     model: str = Field("whisper-1", min_length=1)
     # OpenAI and Groq take files up to 25 MB; gpt-4o-transcribe takes up to 1,400 s of audio.
     max_seconds: int = Field(1200, ge=1, description="Longer recordings are kept and filed without a transcript.")
@@ -181,11 +186,6 @@ class TranscribeSettings(BaseModel):
     attempts: int = Field(3, ge=1, le=10, description="Requests per recording before it is filed without a transcript.")
     backoff_seconds: float = Field(1.0, ge=0, description="First wait between attempts; doubles each time.")
     backoff_max_seconds: float = Field(30.0, ge=0, description="Longest wait between attempts, a Retry-After included.")
-
-    @field_validator("api_key")
-    @classmethod
-    def _blank_key_is_none(cls, v: SecretStr | None) -> SecretStr | None:
-        return v if v is not None and v.get_secret_value().strip() else None
 
     @field_validator("base_url")
     @classmethod
@@ -230,17 +230,10 @@ class Settings(BaseSettings):
     transcribe: TranscribeSettings = Field(default_factory=TranscribeSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
-    anthropic_api_key: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")
-    )
+    anthropic_api_key: Secret = Field(None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key"))
     anthropic_base_url: str | None = Field(
         None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL", "anthropic_base_url")
     )
-
-    @field_validator("anthropic_api_key")
-    @classmethod
-    def _blank_key_is_none(cls, v: SecretStr | None) -> SecretStr | None:
-        return v if v is not None and v.get_secret_value().strip() else None
 
     @field_validator("timezone")
     @classmethod

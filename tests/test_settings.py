@@ -193,6 +193,27 @@ def test_secrets_are_not_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "sk-very-secret" not in shown and "telegram-secret" not in shown
 
 
+def test_a_secret_left_blank_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An emptied placeholder in .env ("ANTHROPIC_API_KEY=") must not turn the assistant on with a
+    # key of spaces, nor count as a webhook secret.
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "VAULTBOT_TELEGRAM__TOKEN",
+        "VAULTBOT_REVIEW__TOKEN",
+        "VAULTBOT_TRANSCRIBE__API_KEY",
+        "VAULTBOT_TELEGRAM__WEBHOOK_SECRET",
+    ):
+        monkeypatch.setenv(name, "  ")
+    settings = load_settings()
+    assert settings.capture_mode and settings.anthropic_api_key is None
+    assert settings.telegram.token is None and settings.telegram.webhook_secret is None
+    assert settings.review.token is None
+    assert settings.transcribe.api_key is None and not settings.transcribe.enabled
+    monkeypatch.setenv("VAULTBOT_TELEGRAM__WEBHOOK_URL", "https://bot.example.org/hook")
+    with pytest.raises(SettingsError, match="WEBHOOK_URL is set without VAULTBOT_TELEGRAM__WEBHOOK_SECRET"):
+        load_settings()
+
+
 @pytest.mark.parametrize(
     ("name", "value", "expected"),
     [

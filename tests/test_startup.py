@@ -201,6 +201,6 @@ def test_run_with_the_webhook_on_a_port_in_use_is_one_line(tmp_path: Path, taken
             VAULTBOT_TELEGRAM__WEBHOOK_PORT=str(taken_port),
         )
     assert one_line(done) == (
-        f"vaultbot: cannot receive Telegram's updates on 127.0.0.1:{taken_port}: Address already in use"
+        f"vaultbot: cannot serve the Telegram webhook on 127.0.0.1:{taken_port}: Address already in use"
     )
     assert DEFAULT_TOKEN not in done.stderr

@@ -29,7 +29,7 @@ from typing import Any
 from vault import frontmatter, meta
 from vault.index import Entry, Index
 from vault.notes import SyncReport
-from vault.paths import NOTE_SUFFIX, is_inside
+from vault.paths import NOTE_SUFFIX, follow_links, is_inside
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class Catalog:
                     if not entry.name.lower().endswith(NOTE_SUFFIX):
                         continue
                     if entry.is_symlink():
-                        if not is_inside(self.root, Path(entry.path).resolve()):
+                        if not is_inside(self.root, follow_links(Path(entry.path))):
                             continue
                         stat = os.stat(entry.path)
                     else:

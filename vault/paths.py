@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from pathlib import Path
 
@@ -76,16 +78,35 @@ def confine(root: Path, path: str) -> Path:
     return resolve_inside(root, root.joinpath(*split_components(path)), show(path))
 
 
+def follow_links(location: Path) -> Path:
+    """``location`` with every symlink that exists followed; what does not exist yet is kept as written.
+
+    Raises ``OSError`` (``ELOOP``) when a symlink on the way loops, on every Python: 3.11's non-strict
+    ``Path.resolve`` raised ``RuntimeError`` then, while 3.13's stops at the loop and returns the rest
+    unresolved, so the loop is looked for here as 3.11 did, by asking the system for the resolved path.
+    """
+    try:
+        # Non-strict resolve follows every symlink that exists, so a link pointing out is caught
+        # even when the rest of the path is still to be created.
+        resolved = location.resolve()
+    except RuntimeError as exc:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(location)) from exc
+    try:
+        resolved.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise
+    return resolved
+
+
 def resolve_inside(root: Path, location: Path, shown: str) -> Path:
     """``location`` with its symlinks followed, provided that stays in ``root`` and out of hidden folders.
 
     Raises ``PathNotAllowed`` saying why otherwise; ``shown`` is how the error names the user's path.
     """
     try:
-        # Non-strict resolve follows every symlink that exists, so a link pointing out is caught
-        # even when the rest of the path is still to be created.
-        resolved = location.resolve()
-    except (OSError, RuntimeError) as exc:
+        resolved = follow_links(location)
+    except OSError as exc:
         raise PathNotAllowed(f"{shown} cannot be followed: a symlink on the way loops or cannot be read.") from exc
     if not is_inside(root, resolved):
         where = "into a hidden folder" if resolved.is_relative_to(root) else "outside the vault"

@@ -25,6 +25,7 @@ from vault.paths import (
     NOTE_SUFFIX,
     confine,
     folder_name,
+    follow_links,
     is_inside,
     note_stem,
     resolve_inside,
@@ -418,12 +419,15 @@ class Vault:
         folders = []
         with os.scandir(directory) as entries:
             for entry in entries:
-                if (
-                    not entry.name.startswith(".")
-                    and entry.is_dir()
-                    and is_inside(self.root, Path(entry.path).resolve())
-                ):
-                    folders.append(self._rel(Path(entry.path)))
+                try:
+                    if (
+                        not entry.name.startswith(".")
+                        and entry.is_dir()
+                        and is_inside(self.root, follow_links(Path(entry.path)))
+                    ):
+                        folders.append(self._rel(Path(entry.path)))
+                except OSError:
+                    continue  # a link that loops or cannot be read is no folder to offer
         return Listing(notes, sorted(folders))
 
     def search(

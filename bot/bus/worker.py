@@ -20,10 +20,10 @@ import asyncio
 import contextlib
 import logging
 import os
-import random
 import socket
 from collections.abc import Awaitable, Callable
 
+from bot.backoff import Backoff, describe
 from bot.bus.bus import Bus, Delivery
 from bot.db_outage import Outage, is_transient
 
@@ -256,21 +256,20 @@ class Worker:
             await self._dead(delivery, error)
             return
         if delay is None:
-            delay = min(self.backoff_max, self.backoff * 2 ** (delivery.attempts - 1))
-            delay *= random.uniform(0.5, 1.0)  # jitter, so failures do not come back in lockstep
-        log.info("retrying %s#%s in %.1fs: %s", self.topic, delivery.id, delay, _describe(error))
-        await self._settle(delivery, self.bus.nack(delivery.id, delay=delay, error=_describe(error)))
+            delay = Backoff(self.backoff, self.backoff_max, jitter=True).delay(delivery.attempts)
+        log.info("retrying %s#%s in %.1fs: %s", self.topic, delivery.id, delay, describe(error))
+        await self._settle(delivery, self.bus.nack(delivery.id, delay=delay, error=describe(error)))
 
     async def _dead(self, delivery: Delivery, error: BaseException) -> None:
         log.warning(
-            "dead-lettering %s#%s after %s attempt(s): %s", self.topic, delivery.id, delivery.attempts, _describe(error)
+            "dead-lettering %s#%s after %s attempt(s): %s", self.topic, delivery.id, delivery.attempts, describe(error)
         )
         if self.on_dead is not None:
             try:
                 await self.on_dead(delivery, error)
             except Exception:
                 log.exception("on_dead failed for %s#%s", self.topic, delivery.id)
-        await self._settle(delivery, self.bus.dead(delivery.id, _describe(error)))
+        await self._settle(delivery, self.bus.dead(delivery.id, describe(error)))
 
     async def _settle(self, delivery: Delivery, settling: Awaitable[object]) -> None:
         """Await an ack, nack or dead-letter of ``delivery``. If the database is briefly unusable
@@ -304,7 +303,3 @@ class Worker:
                     pause = min(every, self._outage.failed(exc, f"renewing the lease of {self.topic}#{message_id}"))
                     break  # the database is unusable: the other leases wait for the next try too
                 self._outage.recovered()
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -2,7 +2,7 @@
 
 from bot.runner.anthropic_model import AnthropicModel
 from bot.runner.capture import CaptureModel
-from bot.runner.commands import COMMANDS, CommandRunner, ReviewLink, parse_command
+from bot.runner.commands import CommandRunner, ReviewLink, parse_command
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.handler import DeadLetter, TurnHandler
 from bot.runner.loop import Limits, RunResult, StepRecorder, run_turn
@@ -10,7 +10,6 @@ from bot.runner.model import ModelClient, ModelReply, TextListener, Usage
 from bot.runner.prompt import load_system_prompt
 
 __all__ = [
-    "COMMANDS",
     "CommandRunner",
     "parse_command",
     "AnthropicModel",

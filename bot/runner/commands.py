@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.clock import Clock, local_time
+from bot.menu import COMMANDS
 from bot.reminders import ReminderBook, ReminderError
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import title_from
@@ -20,19 +21,6 @@ from bot.runner.review_link import ReviewLink
 from bot.store import Store
 from bot.tools import Dispatcher, ToolContext, ToolOutcome
 
-# (command, what it does), in the order a channel's menu shows them.
-COMMANDS: list[tuple[str, str]] = [
-    ("start", "Say hello and see what I can do"),
-    ("help", "How to use vaultbot"),
-    ("new", "Start a fresh conversation"),
-    ("note", "File the text as a note, no questions asked"),
-    ("find", "Search your notes"),
-    ("log", "Show the latest entries of the interaction log"),
-    ("status", "What mode I'm in and how things are going"),
-    ("review", "The address of the review page"),
-    ("reminders", "List your pending reminders"),
-    ("cancel", "Cancel a reminder by its id"),
-]
 _NAMES = {name for name, _ in COMMANDS}
 _COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?$", re.DOTALL)
 

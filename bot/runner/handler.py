@@ -19,6 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from bot.backoff import describe
 from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
 from bot.clock import Clock, stamped, zone_name
 from bot.db import Database, now_iso
@@ -331,7 +332,7 @@ class TurnHandler:
         entry, the notice, the closed turn and the run's end are one transaction, checked first on a
         re-run; a crash before it files again, which a note with the same text makes no second note of."""
         message = delivery.parse(InboundMessage)
-        reason = _describe(error)
+        reason = describe(error)
         # The user hears our own sentences about the model, never a raw exception's text.
         cause = error.__cause__ if isinstance(error, Retry) else error
         told = str(cause) if isinstance(cause, ModelError | DeadLetter) else "an internal error, which was logged"
@@ -415,10 +416,6 @@ class TurnHandler:
 
 class ModelDeadLetter(DeadLetter):
     """The model refused the request for a reason only the user can fix (``ModelRejected``)."""
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
 def _where(letter: Letter, outcome: Filed) -> str:

@@ -38,8 +38,8 @@ def build_dispatcher(
     reminders: ReminderBook | None = None,
     on_scheduled: Callable[[], None] = lambda: None,
 ) -> Dispatcher:
-    """The tools of DESIGN.md, wired to one vault, bus and store; the scheduling tools when
-    ``reminders`` is given (``on_scheduled`` wakes the scheduler)."""
+    """The built-in tools (notes, the interaction log, replies), wired to one vault, bus and store; the
+    scheduling tools when ``reminders`` is given (``on_scheduled`` wakes the scheduler)."""
     tools: list[Tool] = [
         VaultWrite(notes),
         VaultRead(notes),

@@ -22,9 +22,10 @@ class ScheduleMessage:
     name = "schedule_message"
     description = (
         "Schedule a message to the user at a later time, once or repeating (an RRULE). With run_model true the "
-        "text is handled as a message from the user at that time (e.g. 'list my open tasks'). Use the current "
-        "local time from the system prompt to turn 'tomorrow at 9' into 'at'. The result's 'next' is the first "
-        "occurrence in the user's time: confirm it in words."
+        "text is handled as a message from the user at that time (e.g. 'list my open tasks'). Each user message "
+        "starts with the local time it was sent, like [Mon 2026-11-23 14:05 +01:00]: use the latest to turn "
+        "'tomorrow at 9' into 'at'. The result's 'next' is the first occurrence in the user's time: confirm it "
+        "in words."
     )
     input_model = ScheduleMessageInput
 

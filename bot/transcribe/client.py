@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from bot.settings import Settings
 from bot.transcribe.errors import TranscriptionError
 
 # The answer's error message is quoted to the user, cut to this many characters.
@@ -135,4 +136,17 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-__all__ = ["TranscriptionClient"]
+def build_transcriber(settings: Settings, *, timeout: float | None = None) -> TranscriptionClient | None:
+    """The transcription service's client, when one is configured (``timeout`` replaces the setting's)."""
+    config = settings.transcribe
+    if not config.enabled:
+        return None
+    return TranscriptionClient(
+        base_url=config.endpoint,
+        api_key=config.api_key.get_secret_value() if config.api_key else None,
+        model=config.model,
+        timeout=timeout or config.timeout,
+    )
+
+
+__all__ = ["TranscriptionClient", "build_transcriber"]

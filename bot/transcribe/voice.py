@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bot.backoff import Backoff
 from bot.bus import Audio, Bus, InboundMessage
 from bot.db import Database, now_iso
 from bot.settings import TranscribeSettings
@@ -167,7 +168,7 @@ class VoiceNotes:
                     return Outcome("failed", detail=exc.reason, attempts=attempt)
                 if attempt >= limits.attempts:
                     return Outcome("failed", detail=f"{exc.reason}, {attempt} times", attempts=attempt)
-                backoff = limits.backoff_seconds * 2 ** (attempt - 1)
+                backoff = Backoff(limits.backoff_seconds, limits.backoff_max_seconds).delay(attempt)
                 await self._sleep(min(limits.backoff_max_seconds, max(backoff, exc.retry_after or 0.0)))
                 continue
             return Outcome("transcribed", text=text, attempts=attempt)

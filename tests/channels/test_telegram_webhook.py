@@ -3,6 +3,7 @@ stored (Telegram takes a 200 as "received" and never sends that update again).""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import socket
@@ -11,6 +12,7 @@ import sqlite3
 import pytest
 
 from bot.bus import INBOUND
+from bot.http_server import CannotListen
 from bot.settings import SettingsError, load_settings
 from tests.channels.telegram_harness import Serve, before_publish, echo, free_port, post
 from tests.fakes import telegram_server as tg
@@ -118,3 +120,32 @@ async def test_an_update_posted_again_is_answered_once_even_when_the_channel_ans
     assert len(texts) == 3, texts
     assert sum("can't handle this kind of message (sticker)" in t for t in texts) == 1
     assert sum("too big" in t for t in texts) == 1
+
+
+async def test_bodies_that_are_no_update_are_refused_and_the_next_update_is_stored(serve: Serve) -> None:
+    port = free_port()
+    served = await serve(ScriptedModel(echo), webhook_url=URL, webhook_secret=SECRET, webhook_port=port)
+    await served.fake.await_for(lambda f: f.webhook is not None)
+    for body in (b"{not json", b"[1, 2]", json.dumps({"message": {"text": "no update_id"}}).encode()):
+        assert await post(port, body, SECRET) == 400
+    # Past 1 MiB: an update is a few kilobytes, so this is no update, and it is not read into memory.
+    huge = json.dumps({**tg.text_update("x" * (1024 * 1024)), "update_id": 9}).encode()
+    assert await post(port, huge, SECRET) == 413
+    assert await post(port, huge, "wrong-secret-wrong-secret") == 403
+    assert await served.app.bus.counts(INBOUND) == {}
+    assert await post(port, json.dumps({**tg.text_update("after the junk"), "update_id": 10}).encode(), SECRET) == 200
+    await served.fake.await_for(lambda f: f.sent_texts == ["You said: after the junk"])
+
+
+async def test_a_webhook_port_in_use_is_one_clear_error_before_telegram_is_told(serve: Serve) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        served = await serve(ScriptedModel(echo), webhook_url=URL, webhook_secret=SECRET, webhook_port=port)
+        with pytest.raises(ExceptionGroup) as failed:  # what `vaultbot run` prints on one line
+            await asyncio.wait_for(served.task, 10)
+    [refused] = failed.value.exceptions
+    assert isinstance(refused, CannotListen)
+    assert str(refused) == f"cannot serve the Telegram webhook on 127.0.0.1:{port}: Address already in use"
+    assert served.fake.webhook is None and not served.fake.calls("setWebhook")

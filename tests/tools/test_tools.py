@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import errno
+import re
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from pydantic import BaseModel
 
 from bot.app import App
-from bot.tools import Dispatcher, ToolContext, build_dispatcher, queue_notice
+from bot.clock import stamped
+from bot.tools import Dispatcher, ScheduleMessage, ToolContext, build_dispatcher, queue_notice
 from tests.helpers import DiskFaults, outbox
 
 HOSTILE_PATHS = [
@@ -251,3 +255,12 @@ async def test_search_filters_by_tag_and_folder(tools: Dispatcher, context: Tool
     assert [h["path"] for h in by_tag.result["results"]] == ["Home/Budget home.md"]
     assert [h["path"] for h in by_folder.result["results"]] == ["Work/Budget.md"]
     assert escape.result["error_type"] == "path_not_allowed"
+
+
+def test_schedule_message_tells_the_model_the_time_is_on_each_message() -> None:
+    # The time left the system prompt (so the prompt cache survives the clock); a tool that still
+    # sends the model looking there leaves it guessing what "tomorrow at 9" is.
+    description = ScheduleMessage.description
+    assert "system prompt" not in description
+    [example] = re.findall(r"\[[^\]]*\]", description)
+    assert stamped("x", datetime(2026, 11, 23, 13, 5, tzinfo=UTC), ZoneInfo("Europe/Berlin")) == f"{example} x"

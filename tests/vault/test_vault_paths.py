@@ -322,3 +322,19 @@ def test_every_title_gets_a_file_name_every_system_accepts(title: str) -> None:
     assert not [c for c in stem if unicodedata.category(c) == "Cc" or c in BIDI_AND_BOM]
     assert stem.partition(".")[0].strip().upper() not in RESERVED_NAMES
     assert len(f"{stem} 999.md".encode()) <= 255
+
+
+def test_a_note_or_folder_that_is_a_symlink_loop_is_passed_over_and_the_rest_is_served(tmp_path: Path) -> None:
+    # One odd link in a person's folder must not stop the vault opening, listing or searching.
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "kept.md").write_text("the rest is served")
+    (root / "loop.md").symlink_to(root / "loop.md")
+    (root / "Ring").symlink_to(root / "Ring", target_is_directory=True)
+    notes = Vault(root)
+    try:
+        listing = notes.list("")
+        assert [n.path for n in listing.notes] == ["kept.md"] and listing.folders == []
+        assert [hit.path for hit in notes.search("served")] == ["kept.md"]
+    finally:
+        notes.close()

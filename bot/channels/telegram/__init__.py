@@ -7,6 +7,6 @@ objects, ``access`` decides who is served, and ``webhook`` is the optional webho
 """
 
 from bot.channels.telegram.channel import TelegramChannel
-from bot.channels.telegram.errors import CannotReceive, TelegramConflict
+from bot.channels.telegram.errors import TelegramConflict
 
-__all__ = ["CannotReceive", "TelegramChannel", "TelegramConflict"]
+__all__ = ["TelegramChannel", "TelegramConflict"]

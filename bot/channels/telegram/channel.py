@@ -21,6 +21,7 @@ from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, Ti
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
+from bot.backoff import Backoff
 from bot.bus import Bus, Progress, Worker, events_topic, outbound_topic
 from bot.channels.telegram.access import Access
 from bot.channels.telegram.drafts import Drafts
@@ -29,7 +30,7 @@ from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL, TelegramReceiver
 from bot.channels.telegram.sender import TelegramSender
 from bot.channels.telegram.webhook import WebhookServer
-from bot.runner import COMMANDS
+from bot.menu import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
 from vault import Vault, VaultError
@@ -44,6 +45,9 @@ ALLOWED_UPDATES = ["message", "edited_message"]
 # What storing an update can fail with for a while (a full disk, a database locked past its busy
 # timeout, Telegram unreachable while fetching a file): the update is left for Telegram to redeliver.
 STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)
+# Waits between getUpdates calls that failed in a row, and between tries at storing an update.
+POLL_BACKOFF = Backoff(first=2.0, most=60.0)
+STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 
 
 class TelegramChannel:
@@ -163,18 +167,22 @@ class TelegramChannel:
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
         settings = self._settings
         assert settings.webhook_url is not None and settings.webhook_secret is not None
-        webhook.start()
+        server = webhook.listen()
+        stop = asyncio.Event()
+        serving = asyncio.create_task(server.serve(stop))
         try:
             await self.bot.set_webhook(
                 settings.webhook_url,
                 secret_token=settings.webhook_secret.get_secret_value(),
                 allowed_updates=ALLOWED_UPDATES,
             )
-            where = f"{settings.webhook_listen}:{settings.webhook_port}"
+            where = f"{settings.webhook_listen}:{server.port}"
             log.info("telegram: webhook for @%s listening on %s", self.bot.username, where)
             await self._stopping.wait()
         finally:
-            await webhook.stop()
+            # Posts in flight are stored and answered before the server closes.
+            stop.set()
+            await serving
 
     def stop_receiving(self) -> None:
         """Stop polling (or close the webhook); replies go on being sent until :meth:`stop`."""
@@ -204,7 +212,7 @@ class TelegramChannel:
             except (NetworkError, TimedOut) as exc:
                 failures += 1
                 log.warning("telegram: getUpdates failed (%s); retrying", exc)
-                await self._pause(min(60.0, 2.0**failures))
+                await self._pause(POLL_BACKOFF.delay(failures))
                 continue
             failures = 0
             for data in raw:
@@ -216,7 +224,7 @@ class TelegramChannel:
                     # Not confirmed: the next getUpdates asks from this update on, so Telegram
                     # delivers it again; the ones before it are stored and get confirmed.
                     store_failures += 1
-                    delay = min(60.0, 2.0 ** (store_failures - 1))
+                    delay = STORE_BACKOFF.delay(store_failures)
                     log.warning(
                         "telegram: could not store update %s (%s: %s); Telegram keeps it, retrying in %.0fs",
                         data["update_id"],

@@ -11,10 +11,6 @@ class TelegramConflict(Exception):
     """Another process is polling the same bot token."""
 
 
-class CannotReceive(Exception):
-    """The webhook's address is taken or not this machine's; the message says which."""
-
-
 def retry_after_seconds(error: RetryAfter) -> float:
     """How long Telegram asked us to wait, in seconds (ptb gives a timedelta or, before 23 unless
     ``PTB_TIMEDELTA`` is set, a number)."""

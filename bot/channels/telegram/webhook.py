@@ -1,8 +1,8 @@
 """Webhook mode: Telegram posts each update to us; we answer 200 only once it is on the bus.
 
 An answer other than 200 (a wrong secret aside) makes Telegram deliver the update again later,
-so an update is never acknowledged before it is durable. The server is tornado, the one
-python-telegram-bot's own webhook support uses.
+so an update is never acknowledged before it is durable. Served by Starlette and uvicorn, the
+same stack and the same way of serving as the review page.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import tornado.httpserver
-import tornado.web
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
-from bot.channels.telegram.errors import CannotReceive
+from bot.http_server import HttpServer
 
 log = logging.getLogger(__name__)
 
@@ -29,49 +31,52 @@ Receive = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class WebhookServer:
-    """Listens on ``address:port`` at ``path`` until :meth:`stop`."""
+    """Telegram's posts to ``path``: :meth:`listen` binds ``address:port``, and what it returns serves them."""
 
     def __init__(self, receive: Receive, *, secret: str, path: str, address: str, port: int) -> None:
-        self._app = tornado.web.Application([(path, _UpdateHandler, {"receive": receive, "secret": secret})])
+        self._receive = receive
+        self._secret = secret.encode()
         self._address = address
         self._port = port
-        self._server: tornado.httpserver.HTTPServer | None = None
+        self.app = Starlette(routes=[Route(path, self._post, methods=["POST"])])
 
-    def start(self) -> None:
-        """Start listening (on the running event loop); raises :class:`CannotReceive`."""
+    def listen(self) -> HttpServer:
+        """Bind the address now (a port in use fails here, before Telegram is told to post to it)."""
+        return HttpServer(self.app, self._address, self._port, what="the Telegram webhook")
+
+    async def _post(self, request: Request) -> Response:
+        """One update: 200 once it is stored; 403 without the secret, 413 or 400 for a body that is no
+        update; 500 (Telegram posts it again) when it could not be stored."""
+        given = request.headers.get(SECRET_HEADER, "")
+        if not hmac.compare_digest(given.encode(), self._secret):
+            where = request.client.host if request.client else "an unknown address"
+            log.warning("telegram webhook: refused a post without the right secret from %s", where)
+            return Response(status_code=403)
+        body = await _body(request)
+        if body is None:
+            return Response(status_code=413)
         try:
-            self._server = self._app.listen(self._port, address=self._address, max_body_size=MAX_BODY_BYTES)
-        except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise CannotReceive(
-                f"cannot receive Telegram's updates on {self._address}:{self._port}: {reason}"
-            ) from None
-
-    async def stop(self) -> None:
-        """Stop listening and close open connections."""
-        if self._server is not None:
-            self._server.stop()
-            await self._server.close_all_connections()
-
-
-class _UpdateHandler(tornado.web.RequestHandler):
-    def initialize(self, receive: Receive, secret: str) -> None:
-        self._receive = receive
-        self._secret = secret
-
-    async def post(self) -> None:
-        given = self.request.headers.get(SECRET_HEADER, "")
-        if not hmac.compare_digest(given.encode(), self._secret.encode()):
-            log.warning("telegram webhook: refused a post without the right secret from %s", self.request.remote_ip)
-            self.set_status(403)
-            return
-        try:
-            update = json.loads(self.request.body)
+            update = json.loads(body)
         except ValueError:
-            self.set_status(400)
-            return
+            return Response(status_code=400)
         if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
-            self.set_status(400)
-            return
-        await self._receive(update)  # raises (→ 500, Telegram retries) unless the update is stored
-        self.set_status(200)
+            return Response(status_code=400)
+        try:
+            await self._receive(update)
+        except Exception:  # whatever kept it off the bus: Telegram keeps the update and posts it again
+            log.exception("telegram webhook: could not store update %s; answered 500", update["update_id"])
+            return Response(status_code=500)
+        return Response(status_code=200)
+
+
+async def _body(request: Request) -> bytes | None:
+    """The body, or None once it passes :data:`MAX_BODY_BYTES` (read no further than that)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            return None
+    return bytes(body)
