@@ -8,7 +8,7 @@ exponential backoff and jitter). After ``max_attempts`` the message is dead-lett
 stopped (a crash, SIGKILL) lets its message be redelivered.
 
 The worker's own bookkeeping (claiming, settling, renewing leases) rides out a database that is
-briefly unusable (locked by another process, disk full; see :mod:`bot.db_outage`): one line when
+briefly unusable (locked by another process, disk full; see :mod:`bot.db.outage`): one line when
 the trouble starts, backoff, one line when it ends. A message whose settling failed stays leased
 and is redelivered once its lease runs out, so it is neither lost nor settled twice. Any other
 error in the bookkeeping ends :meth:`Worker.run` with that error.
@@ -25,7 +25,7 @@ import socket
 from collections.abc import Awaitable, Callable
 
 from bot.bus.bus import Bus, Delivery
-from bot.db_outage import Outage, is_transient
+from bot.db import Outage, is_transient
 
 __all__ = ["ACKED", "Fatal", "Handler", "OnDead", "Retry", "Worker"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.db import Database
-from bot.db_outage import is_transient
+from bot.db import is_transient
 from tests.helpers import WriteLock
 
 
@@ -322,7 +322,7 @@ async def test_a_queued_write_waits_for_the_next_write_to_share_its_commit(
 ) -> None:
     # A turn queues a step after each model or tool call, then does other work before its next
     # write: the step rides along with that write instead of paying for a commit of its own.
-    monkeypatch.setattr("bot.db._RECORD_HOLD", 60.0)  # however slow the machine, the next write comes first
+    monkeypatch.setattr("bot.db.connection._RECORD_HOLD", 60.0)  # however slow the machine, the next write comes first
     db = await Database.open(tmp_path / "store.db")
     try:
         await db.execute("CREATE TABLE notes (text TEXT NOT NULL)")

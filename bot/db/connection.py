@@ -65,8 +65,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.db_checkpoint import Checkpointer
-from bot.db_thread import Call, DatabaseThread, Outcome, outcome_of
+from bot.db.checkpoint import Checkpointer
+from bot.db.thread import Call, DatabaseThread, Outcome, outcome_of
 from bot.migrations import migrate
 
 __all__ = ["Database", "Row", "Tx", "now_iso", "to_iso"]
@@ -418,7 +418,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         migrate(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
-        # Checkpoints run on a thread of their own (bot/db_checkpoint.py); this connection's
+        # Checkpoints run on a thread of their own (bot/db/checkpoint.py); this connection's
         # automatic one is only the backstop that lets a constantly written log start over.
         conn.execute(f"PRAGMA wal_autocheckpoint={_BACKSTOP_PAGES}")
         conn.execute("PRAGMA foreign_keys=ON")
