@@ -1,13 +1,12 @@
 """SQLite records: conversation history, runs and steps (the audit trail), interactions."""
 
 from bot.store.reader import RUN_STATUSES, StoreReader, TimelineFilter
-from bot.store.store import RunEnding, Store, Turn, encode_turn
+from bot.store.store import Store, Turn, encode_turn
 from bot.store.usage import CallUsage, UsageRow
 
 __all__ = [
     "RUN_STATUSES",
     "CallUsage",
-    "RunEnding",
     "Store",
     "StoreReader",
     "TimelineFilter",

@@ -17,8 +17,7 @@ import pytest
 
 from bot.app import App
 from bot.bus import INBOUND, Bus, Delivery, InboundMessage, Sender, Worker
-from bot.db import Database
-from bot.db import is_transient
+from bot.db import Database, is_transient
 from bot.tools import ToolContext
 from tests.fakes.scripted_model import ScriptedModel, say
 from tests.helpers import WriteLock, outbox
