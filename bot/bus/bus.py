@@ -140,11 +140,6 @@ class Bus:
         )
         return sorted((Delivery(**dict(row)) for row in rows), key=lambda d: d.id)
 
-    async def poll(self, topic: str, *, owner: str, lease: float, limit: int) -> tuple[list[Delivery], float | None]:
-        """:meth:`claim`, and when nothing was claimed, :meth:`next_due_in` (an idle worker asks both)."""
-        claimed = await self.claim(topic, owner=owner, lease=lease, limit=limit)
-        return claimed, None if claimed else await self.next_due_in(topic)
-
     async def ack(self, message_id: int) -> bool:
         """Mark a leased message done; False if it was not leased (already acked, or dead)."""
         return await self._finish(message_id, "done", None)

@@ -135,10 +135,6 @@ class Worker:
                     continue  # there may be more due: claim again at once
                 # Fewer than it could: it took every message that was due, and a publish since then has
                 # set the wake-up (cleared before the poll), so polling again now would find nothing.
-                # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
-                # when a delayed message (a retry's backoff) comes due.
-                if self._tasks:
-                    due_in = None
                 if not self._tasks and self._nothing_left(burst, due_in):
                     break
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)
@@ -147,10 +143,13 @@ class Worker:
         await self._raise_if_broken()
 
     async def _poll(self, free: int) -> tuple[list[Delivery], float | None] | None:
-        """Claim up to ``free`` messages, and when none, how soon one comes due; None, after a
-        backoff, when the database is briefly unusable."""
+        """Claim up to ``free`` messages, and when none and none is in flight, how soon one comes
+        due: busy, a finishing handler wakes the loop anyway, and only an idle worker must know when
+        a delayed message (a retry's backoff) comes due. None, after a backoff, when the database is
+        briefly unusable."""
         try:
-            polled = await self.bus.poll(self.topic, owner=self.owner, lease=self.lease, limit=free)
+            claimed = await self.bus.claim(self.topic, owner=self.owner, lease=self.lease, limit=free)
+            due_in = None if claimed or self._tasks else await self.bus.next_due_in(self.topic)
         except Exception as exc:
             if not is_transient(exc):
                 raise
@@ -158,7 +157,7 @@ class Worker:
             await self._sleep(pause)  # a wake-up (stop(), a finished handler, a publish) cuts it short
             return None
         self._outage.recovered()
-        return polled
+        return claimed, due_in
 
     async def _sleep(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for a wake-up (a publish on the topic, a finished handler,
