@@ -4,8 +4,8 @@ loops ride out a database that is briefly unusable (:mod:`bot.db.outage`)."""
 
 from __future__ import annotations
 
-from bot.db.connection import Database, Params, Row, Tx
+from bot.db.connection import Database, Row, Tx
 from bot.db.outage import Outage, is_transient
 from bot.db.times import now_iso, to_iso
 
-__all__ = ["Database", "Outage", "Params", "Row", "Tx", "is_transient", "now_iso", "to_iso"]
+__all__ = ["Database", "Outage", "Row", "Tx", "is_transient", "now_iso", "to_iso"]

@@ -48,7 +48,7 @@ import aiosqlite
 
 from bot.migrations import migrate
 
-__all__ = ["Database", "Params", "Row", "Tx"]
+__all__ = ["Database", "Row", "Tx"]
 
 Params = Sequence[Any] | Mapping[str, Any]
 Row = sqlite3.Row
@@ -72,10 +72,10 @@ class Tx:
         self._db = db
         self._conn = conn
         self._task = asyncio.current_task()
-        self.open = True
+        self._open = True
 
     def _belongs_to(self, db: Database) -> bool:
-        return self.open and self._db is db and self._task is asyncio.current_task()
+        return self._open and self._db is db and self._task is asyncio.current_task()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; returns the number of rows it changed (``rowcount``).
@@ -105,7 +105,7 @@ class Tx:
 
     def _check(self) -> None:
         # Once the block is over, a statement through it would run outside any transaction.
-        if not self.open:
+        if not self._open:
             raise RuntimeError("The transaction is over: run statements inside its block.")
 
 
@@ -173,7 +173,7 @@ class Database:
             else:
                 await self._commit()
             finally:
-                tx.open = False
+                tx._open = False
                 _current.reset(token)
                 self._no_transaction.set()
 
