@@ -55,8 +55,9 @@ Row = sqlite3.Row
 
 _BUSY_TIMEOUT_MS = 5000
 
-# Set on every connection: WAL and the busy timeout let other processes share the file, NORMAL is
-# durable across a crash of the process (not of the machine) without an fsync per commit.
+# Set on the connection (WAL is set on the file when it opens): the busy timeout lets writers of other
+# processes take turns; NORMAL is durable across a crash of the process (not of the machine) without
+# an fsync per commit; foreign keys are checked.
 _PRAGMAS = (f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON")
 
 # The transaction the current task is inside, if any. Child tasks inherit a copy of the context,
