@@ -55,8 +55,9 @@ def with_tools(messages: list[dict[str, Any]]) -> ModelReply:
     )
 
 
-# The event loop runs the runner; the executor's threads run the vault (asyncio.to_thread).
-_THREAD_LABELS = {"MainThread": "loop", "asyncio": "executor"}
+# The event loop runs the runner; the executor's threads run the vault (asyncio.to_thread);
+# aiosqlite's thread (named after its function) runs the database connection.
+_THREAD_LABELS = {"MainThread": "loop", "asyncio": "executor", "(_connection_worker_thread)": "aiosqlite"}
 
 
 def thread_cpu() -> dict[str, float]:
@@ -71,7 +72,7 @@ def thread_cpu() -> dict[str, float]:
                 fields = Path(f"/proc/self/task/{tid}/stat").read_text().rpartition(")")[2].split()
                 # Executor workers are named ``asyncio_0``, ``asyncio_1``…: one row for all of them.
                 name = names.get(tid, "other").rstrip("0123456789").rstrip("_")
-                name = _THREAD_LABELS.get(name, name)
+                name = _THREAD_LABELS.get(name.rpartition(" ")[2], name)
                 used[name] = used.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
     return used
 
@@ -178,12 +179,10 @@ async def history_scenario(root: Path, lengths: tuple[int, ...] = (10, 1_000, 10
         app = await App.open(settings, model=ScriptedModel(plain))
         gc.freeze()  # as `vaultbot run` does once started (bot.cli._settle_heap)
         past = json.dumps([{"role": "user", "content": "old"}, {"role": "assistant", "content": "reply"}])
-        async with app.db.transaction() as tx:
-            for i in range(length):
-                await tx.execute(
-                    "INSERT INTO turns (conversation, inbound_id, messages, created_at) VALUES ('long', ?, ?, '')",
-                    (f"old-{i}", past),
-                )
+        await app.db.executemany(
+            "INSERT INTO turns (conversation, inbound_id, messages, created_at) VALUES ('long', ?, ?, '')",
+            [(f"old-{i}", past) for i in range(length)],
+        )
         try:
             async with running(app) as bench:
                 latencies = [await bench.turn("long", f"new {i}") for i in range(turns)]

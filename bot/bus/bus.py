@@ -7,13 +7,14 @@ unfinished message of a conversation is ever claimable (see ``bus_heads`` in the
 so a conversation is handled in order, one message at a time, while others proceed in parallel.
 
 Publishing, acking and nacking wake this process's listeners of the topic at once; other processes
-see the change on their next poll.
+see the change on their next poll. Inside a transaction the listeners' own statements wait for it
+to end (see :mod:`bot.db.connection`), so they find the change once it is committed, or a wake-up
+for nothing if it was rolled back.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -47,8 +48,7 @@ class Publication:
     conversation: str
     dedupe_key: str | None = None
     delay: float = 0.0
-    # The message as stored, encoded where the publication is made, so that publishing it on the
-    # database thread (:meth:`Bus.publish_in`) is only the write.
+    # The message as stored, encoded where the publication is made.
     payload: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -88,18 +88,13 @@ class Bus:
         delay: float = 0.0,
     ) -> Published:
         """Store ``message`` on ``topic``; a second publish with the same dedupe key is a no-op."""
-        publication = Publication(topic, message, conversation, dedupe_key, delay)
-        published = await self._db.run(lambda conn: self.publish_in(conn, publication))
-        if not published.duplicate:
-            self.announce(topic)
-        return published
+        return await self.put(Publication(topic, message, conversation, dedupe_key, delay))
 
-    def publish_in(self, conn: sqlite3.Connection, publication: Publication) -> Published:
-        """:meth:`publish` as part of a unit of work on the database thread (``Database.run``);
-        once the unit is done, the caller announces the topic (:meth:`announce`) unless it was a
-        duplicate."""
+    async def put(self, publication: Publication) -> Published:
+        """:meth:`publish` a publication made beforehand (a reply, a notice), e.g. inside the
+        transaction that records the rest of a turn."""
         now = now_iso()
-        row = conn.execute(
+        row = await self._db.fetchone(
             """
             INSERT INTO bus_messages
                 (topic, conversation, dedupe_key, payload, available_at, created_at, updated_at)
@@ -116,44 +111,24 @@ class Bus:
                 now,
                 now,
             ),
-        ).fetchone()
+        )
         if row is not None:
+            self.announce(publication.topic)
             return Published(row["id"], duplicate=False)
-        row = conn.execute(
+        row = await self._db.fetchone(
             "SELECT id FROM bus_messages WHERE topic = ? AND dedupe_key = ?",
             (publication.topic, publication.dedupe_key),
-        ).fetchone()
+        )
         assert row is not None  # the conflicting row exists: rows are never deleted
         return Published(row["id"], duplicate=True)
 
-    async def claim(self, topic: str, *, owner: str, lease: float, limit: int = 1) -> list[Delivery]:
-        """Lease up to ``limit`` due messages of ``topic``, at most one per conversation."""
-        return await self._db.run(lambda conn: self._claim_in(conn, topic, owner, lease, limit))
-
-    async def poll(
-        self, topic: str, *, owner: str, lease: float, limit: int, conversation: str | None = None
-    ) -> tuple[list[Delivery], float | None]:
-        """:meth:`claim`, and when nothing was claimed, :meth:`next_due_in`, in one round trip to
-        the database (an idle worker asks both). With ``conversation``, only that conversation's
-        messages (a terminal prints only its own replies)."""
-
-        def claim_or_next(conn: sqlite3.Connection) -> tuple[list[Delivery], float | None]:
-            claimed = self._claim_in(conn, topic, owner, lease, limit, conversation)
-            return claimed, None if claimed else self._next_due_in(conn, topic, conversation)
-
-        return await self._db.run(claim_or_next)
-
-    def _claim_in(
-        self,
-        conn: sqlite3.Connection,
-        topic: str,
-        owner: str,
-        lease: float,
-        limit: int,
-        conversation: str | None = None,
+    async def claim(
+        self, topic: str, *, owner: str, lease: float, limit: int = 1, conversation: str | None = None
     ) -> list[Delivery]:
+        """Lease up to ``limit`` due messages of ``topic``, at most one per conversation; with
+        ``conversation``, only that conversation's (a terminal prints only its own replies)."""
         now = self._clock()
-        rows = conn.execute(
+        rows = await self._db.fetchall(
             """
             UPDATE bus_messages
             SET status = 'leased', attempts = attempts + 1, lease_until = :until,
@@ -174,17 +149,12 @@ class Bus:
                 "now": now,
                 "limit": limit,
             },
-        ).fetchall()
+        )
         return sorted((Delivery(**dict(row)) for row in rows), key=lambda d: d.id)
 
     async def ack(self, message_id: int) -> bool:
         """Mark a leased message done; False if it was not leased (already acked, or dead)."""
         return await self._finish(message_id, "done", None)
-
-    def ack_in(self, conn: sqlite3.Connection, message_id: int) -> str | None:
-        """:meth:`ack` as part of a unit of work on the database thread; returns the message's
-        topic, for the caller to :meth:`announce` once the unit is done (None if not acked)."""
-        return _settle(conn, message_id, "done", None)
 
     async def dead(self, message_id: int, error: str) -> bool:
         """Dead-letter a message: it is kept, with ``error``, and never delivered again."""
@@ -215,10 +185,19 @@ class Bus:
         return changed > 0
 
     async def _finish(self, message_id: int, status: str, error: str | None) -> bool:
-        topic = await self._db.run(lambda conn: _settle(conn, message_id, status, error))
-        if topic is not None:
-            self.announce(topic)
-        return topic is not None
+        """Mark a pending or leased message ``status``; False if it was neither."""
+        row = await self._db.fetchone(
+            """
+            UPDATE bus_messages
+            SET status = ?, lease_until = NULL, last_error = coalesce(?, last_error), updated_at = ?
+            WHERE id = ? AND status IN ('pending', 'leased')
+            RETURNING topic
+            """,
+            (status, error, now_iso(), message_id),
+        )
+        if row is not None:
+            self.announce(row["topic"])
+        return row is not None
 
     async def progress(self, message_id: int) -> int:
         """How many parts of a message its handler recorded as done (0 at first)."""
@@ -247,15 +226,13 @@ class Bus:
         )
         return int(row["n"]) if row else 0
 
-    async def next_due_in(self, topic: str) -> float | None:
-        """Seconds until a message of ``topic`` becomes claimable (0 if one is); None if none waits."""
-        return await self._db.run(lambda conn: self._next_due_in(conn, topic))
-
-    def _next_due_in(self, conn: sqlite3.Connection, topic: str, conversation: str | None = None) -> float | None:
-        row = conn.execute(
+    async def next_due_in(self, topic: str, conversation: str | None = None) -> float | None:
+        """Seconds until a message of ``topic`` (of ``conversation``, if given) becomes claimable (0
+        if one is); None if none waits."""
+        row = await self._db.fetchone(
             "SELECT min(due) AS due FROM bus_heads WHERE topic = ? AND (? IS NULL OR conversation = ?)",
             (topic, conversation, conversation),
-        ).fetchone()
+        )
         if row is None or row["due"] is None:
             return None
         return max(0.0, row["due"] - self._clock())
@@ -308,17 +285,3 @@ class Bus:
         """Wake this process's listeners of ``topic``: it changed."""
         for event in (*self._listeners.get(topic, ()), *self._listeners.get(None, ())):
             event.set()
-
-
-def _settle(conn: sqlite3.Connection, message_id: int, status: str, error: str | None) -> str | None:
-    """Mark a pending or leased message ``status``; its topic, or None if it was neither."""
-    row = conn.execute(
-        """
-        UPDATE bus_messages
-        SET status = ?, lease_until = NULL, last_error = coalesce(?, last_error), updated_at = ?
-        WHERE id = ? AND status IN ('pending', 'leased')
-        RETURNING topic
-        """,
-        (status, error, now_iso(), message_id),
-    ).fetchone()
-    return None if row is None else str(row["topic"])

@@ -8,7 +8,7 @@ exponential backoff and jitter). After ``max_attempts`` the message is dead-lett
 stopped (a crash, SIGKILL) lets its message be redelivered.
 
 The worker's own bookkeeping (claiming, settling, renewing leases) rides out a database that is
-briefly unusable (locked by another process, disk full; see :mod:`bot.db_outage`): one line when
+briefly unusable (locked by another process, disk full; see :mod:`bot.db.outage`): one line when
 the trouble starts, backoff, one line when it ends. A message whose settling failed stays leased
 and is redelivered once its lease runs out, so it is neither lost nor settled twice. Any other
 error in the bookkeeping ends :meth:`Worker.run` with that error.
@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 
 from bot.backoff import Backoff, describe
 from bot.bus.bus import Bus, Delivery
-from bot.db_outage import Outage, is_transient
+from bot.db import Outage, is_transient
 
 __all__ = ["ACKED", "Fatal", "Handler", "OnDead", "Retry", "Worker"]
 
@@ -138,10 +138,6 @@ class Worker:
                     continue  # there may be more due: claim again at once
                 # Fewer than it could: it took every message that was due, and a publish since then has
                 # set the wake-up (cleared before the poll), so polling again now would find nothing.
-                # Busy, a finishing handler wakes the loop anyway; only an idle worker must know
-                # when a delayed message (a retry's backoff) comes due.
-                if self._tasks:
-                    due_in = None
                 if not self._tasks and self._nothing_left(burst, due_in):
                     break
                 timeout = self.poll_interval if due_in is None else min(self.poll_interval, due_in)
@@ -150,12 +146,15 @@ class Worker:
         await self._raise_if_broken()
 
     async def _poll(self, free: int) -> tuple[list[Delivery], float | None] | None:
-        """Claim up to ``free`` messages, and when none, how soon one comes due; None, after a
-        backoff, when the database is briefly unusable."""
+        """Claim up to ``free`` messages, and when none and none is in flight, how soon one comes
+        due: busy, a finishing handler wakes the loop anyway, and only an idle worker must know when
+        a delayed message (a retry's backoff) comes due. None, after a backoff, when the database is
+        briefly unusable."""
         try:
-            polled = await self.bus.poll(
+            claimed = await self.bus.claim(
                 self.topic, owner=self.owner, lease=self.lease, limit=free, conversation=self.conversation
             )
+            due_in = None if claimed or self._tasks else await self.bus.next_due_in(self.topic, self.conversation)
         except Exception as exc:
             if not is_transient(exc):
                 raise
@@ -163,7 +162,7 @@ class Worker:
             await self._sleep(pause)  # a wake-up (stop(), a finished handler, a publish) cuts it short
             return None
         self._outage.recovered()
-        return polled
+        return claimed, due_in
 
     async def _sleep(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for a wake-up (a publish on the topic, a finished handler,

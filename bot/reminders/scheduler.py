@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.db_outage import Outage, is_transient
+from bot.db import Outage, is_transient
 from bot.reminders.book import ReminderBook
 
 __all__ = ["Scheduler"]

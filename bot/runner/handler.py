@@ -13,7 +13,6 @@ it with its text and the id ``vaultbot retry`` takes, once (see its docstring).
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient, Usage
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import CallUsage, DeadLetters, RunEnding, Store, encode_turn
+from bot.store import CallUsage, DeadLetters, Store, encode_turn
 from bot.store import DeadLetter as Letter
 from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
 from bot.transcribe import VoiceNotes
@@ -272,7 +271,6 @@ class TurnHandler:
         return True
 
     async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
-        # Prepared here, so the unit of work on the database thread is only the writes.
         kept = compact(result.messages)
         stored = encode_turn(kept)  # encoded once: for the estimate and for the row
         tokens = estimate_json_tokens(stored)
@@ -283,19 +281,20 @@ class TurnHandler:
         # A failed run has already said what failed (a capture's or a command's own reply).
         if result.reason and result.status != "failed":
             replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))
-        ending = RunEnding(result.status, result.reason, result.usage.as_dict(), result.tools_called, result.final_text)
-
-        def finish(conn: sqlite3.Connection) -> tuple[list[str], str | None]:
-            published = [r.topic for r in replies if not self._bus.publish_in(conn, r).duplicate]
+        async with self._db.transaction():
+            for publication in replies:
+                await self._bus.put(publication)
             if kept:  # commands leave the conversation's history alone
-                self._store.append_turn_in(conn, context.conversation, context.inbound_id, stored, tokens)
-            self._store.finish_run_in(conn, context.run_id, ending)
-            return published, self._bus.ack_in(conn, delivery.id)
-
-        # One transaction, one round trip to the database thread.
-        published, acked = await self._db.run(finish)
-        for topic in {*published, *([acked] if acked else [])}:
-            self._bus.announce(topic)
+                await self._store.append_encoded_turn(context.conversation, context.inbound_id, stored, tokens)
+            await self._store.finish_run(
+                context.run_id,
+                status=result.status,
+                reason=result.reason,
+                usage=result.usage.as_dict(),
+                tools_called=result.tools_called,
+                final_text=result.final_text,
+            )
+            await self._bus.ack(delivery.id)
 
     async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> NoReturn:
         last = delivery.attempts >= self._max_attempts

@@ -3,7 +3,7 @@
 from bot.store.dead_letters import MIN_PREFIX, DeadLetter, DeadLetters, UnknownDeadLetter
 from bot.store.reader import RUN_STATUSES, NotePage, StoreReader, TimelineFilter
 from bot.store.readonly import ReadOnlyDatabase, Reads
-from bot.store.store import RunEnding, ServedPage, Store, Turn, encode_turn
+from bot.store.store import ServedPage, Store, Turn, encode_turn
 from bot.store.usage import CallUsage, UsageRow
 
 __all__ = [
@@ -15,7 +15,6 @@ __all__ = [
     "NotePage",
     "ReadOnlyDatabase",
     "Reads",
-    "RunEnding",
     "ServedPage",
     "Store",
     "StoreReader",

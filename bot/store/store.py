@@ -7,7 +7,6 @@ and produced, so a person can query the audit trail with ``sqlite3`` and ``json_
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -18,7 +17,7 @@ from bot.db import Database, Row, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["CallUsage", "RunEnding", "ServedPage", "Store", "Turn", "UsageRow", "encode_turn"]
+__all__ = ["CallUsage", "ServedPage", "Store", "Turn", "UsageRow", "encode_turn"]
 
 
 @dataclass(frozen=True)
@@ -35,23 +34,12 @@ class Turn:
 _DECODED_TURNS = 5000
 
 
-@dataclass(frozen=True)
-class RunEnding:
-    """How a run ended, as :meth:`Store.finish_run` records it."""
-
-    status: str
-    reason: str | None
-    usage: dict[str, int]
-    tools_called: list[str]
-    final_text: str | None
-
-
 # Built once: json.dumps with options builds a new encoder on every call, and a turn encodes a dozen values.
 _json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def encode_turn(messages: list[dict[str, Any]]) -> str:
-    """A turn's messages as :meth:`Store.append_turn_in` stores them (JSON text)."""
+    """A turn's messages as :meth:`Store.append_encoded_turn` stores them (JSON text)."""
     return _json(messages)
 
 
@@ -77,20 +65,17 @@ class Store:
         """Append one turn (the user's message and everything after it) with its estimated token
         cost; once per inbound message. Returns False when the turn was already there (a re-run
         after a crash)."""
-        encoded = encode_turn(messages)
-        return await self._db.run(lambda conn: self.append_turn_in(conn, conversation, inbound_id, encoded, tokens))
+        return await self.append_encoded_turn(conversation, inbound_id, encode_turn(messages), tokens)
 
-    def append_turn_in(
-        self, conn: sqlite3.Connection, conversation: str, inbound_id: str, encoded: str, tokens: int
-    ) -> bool:
-        """:meth:`append_turn` as part of a unit of work on the database thread (``Database.run``), with
-        the messages already encoded by :func:`encode_turn`, so the unit is only the write."""
-        cursor = conn.execute(
+    async def append_encoded_turn(self, conversation: str, inbound_id: str, encoded: str, tokens: int) -> bool:
+        """:meth:`append_turn` with the messages already encoded by :func:`encode_turn` (a caller
+        that also estimates their tokens from the text encodes them once)."""
+        added = await self._db.execute(
             "INSERT INTO turns (conversation, inbound_id, messages, tokens, created_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (conversation, inbound_id) DO NOTHING",
             (conversation, inbound_id, encoded, tokens, now_iso()),
         )
-        return cursor.rowcount > 0
+        return added > 0
 
     async def load_history(self, conversation: str, max_turns: int) -> list[Turn]:
         """The last ``max_turns`` turns of a conversation, oldest first.
@@ -141,26 +126,21 @@ class Store:
     ) -> None:
         """Record that a run began. On a ``rerun`` (the message was delivered before), an earlier run
         of it still marked running was cut short by a crash, and is closed as ``interrupted`` so
-        every run ends with a status.
-
-        Queued like a step (:meth:`add_step`): written before the run's steps and its end."""
+        every run ends with a status."""
         now = now_iso()
-
-        def write(conn: sqlite3.Connection) -> None:
-            if rerun and inbound_id is not None:
-                conn.execute(
-                    "UPDATE runs SET status = 'interrupted', finished_at = ?, "
-                    "reason = 'the process stopped during this run; the message was handled again' "
-                    "WHERE inbound_id = ? AND status = 'running'",
-                    (now, inbound_id),
-                )
-            conn.execute(
-                "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
-                "VALUES (?, ?, ?, ?, ?, 'running', ?)",
-                (run_id, conversation, inbound_id, model, mode, now),
+        # Two statements, each true on its own: no transaction needed around them.
+        if rerun and inbound_id is not None:
+            await self._db.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = ?, "
+                "reason = 'the process stopped during this run; the message was handled again' "
+                "WHERE inbound_id = ? AND status = 'running'",
+                (now, inbound_id),
             )
-
-        await self._db.record(write)
+        await self._db.execute(
+            "INSERT INTO runs (id, conversation, inbound_id, model, mode, status, started_at) "
+            "VALUES (?, ?, ?, ?, ?, 'running', ?)",
+            (run_id, conversation, inbound_id, model, mode, now),
+        )
 
     async def add_step(
         self,
@@ -177,11 +157,12 @@ class Store:
         call: CallUsage | None = None,
     ) -> None:
         """Append one model call, tool call or event to a run's audit trail; a model call's
-        ``call`` (tokens and cost) is recorded with it, atomically.
+        ``call`` (tokens and cost) is recorded after it. Each is a statement of its own: a
+        transaction around the two would make neither more true (if the second fails, the call's
+        cost goes unrecorded either way) and would hold up every other conversation's statements.
 
-        Queued, not awaited (:meth:`Database.record`): a turn records several steps, and each
-        round trip to the database thread costs more than the row. The step is still written
-        before anything the turn writes later, its ack among them.
+        Written when this returns, so the review page shows a run's steps as it goes; if the write
+        fails, the caller gets the error (a turn fails and is run again rather than go unrecorded).
         """
         step = (
             """
@@ -204,14 +185,9 @@ class Store:
                 now_iso(),
             ),
         )
-        cost = None if call is None else _usage.usage_statement(run_id, call)
-
-        def write(conn: sqlite3.Connection) -> None:
-            conn.execute(*step)
-            if cost is not None:
-                conn.execute(*cost)
-
-        await self._db.record(write)
+        await self._db.execute(*step)
+        if call is not None:
+            await self._db.execute(*_usage.usage_statement(run_id, call))
 
     async def finish_run(
         self,
@@ -224,29 +200,15 @@ class Store:
         final_text: str | None,
     ) -> None:
         """Close a run with how it ended."""
-        ending = RunEnding(status, reason, usage, tools_called, final_text)
-        await self._db.run(lambda conn: self.finish_run_in(conn, run_id, ending))
-
-    def finish_run_in(self, conn: sqlite3.Connection, run_id: str, ending: RunEnding) -> None:
-        """:meth:`finish_run` as part of a unit of work on the database thread (``Database.run``)."""
         now = now_iso()
-        conn.execute(
+        await self._db.execute(
             """
             UPDATE runs SET status = ?, reason = ?, usage = ?, tools_called = ?, final_text = ?,
                 finished_at = ?,
                 duration_ms = (julianday(?) - julianday(started_at)) * 86400000.0
             WHERE id = ?
             """,
-            (
-                ending.status,
-                ending.reason,
-                _json(ending.usage),
-                _json(ending.tools_called),
-                ending.final_text,
-                now,
-                now,
-                run_id,
-            ),
+            (status, reason, _json(usage), _json(tools_called), final_text, now, now, run_id),
         )
 
     async def list_runs(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:

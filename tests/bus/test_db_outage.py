@@ -18,8 +18,7 @@ import pytest
 
 from bot.app import App
 from bot.bus import INBOUND, Bus, Delivery, InboundMessage, Sender, Worker
-from bot.db import Database
-from bot.db_outage import is_transient
+from bot.db import Database, is_transient
 from bot.tools import ToolContext
 from tests.fakes.scripted_model import ScriptedModel, say
 from tests.helpers import WriteLock, outbox
@@ -56,16 +55,16 @@ async def publish_one(bus: Bus) -> None:
 
 @pytest.fixture
 def outage_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level(logging.DEBUG, logger="bot.db_outage")
+    caplog.set_level(logging.DEBUG, logger="bot.db.outage")
     return caplog
 
 
 def outage_lines(caplog: pytest.LogCaptureFixture, level: int = logging.WARNING) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "bot.db_outage" and r.levelno == level]
+    return [r for r in caplog.records if r.name == "bot.db.outage" and r.levelno == level]
 
 
 def mentions(caplog: pytest.LogCaptureFixture, text: str) -> bool:
-    return any(r.name == "bot.db_outage" and text in r.getMessage() for r in caplog.records)
+    return any(r.name == "bot.db.outage" and text in r.getMessage() for r in caplog.records)
 
 
 async def until(

@@ -1,20 +1,21 @@
-"""The shared database: statements from many tasks run side by side, never inside another task's transaction, and
-atomic units that reach the database thread together share one commit without sharing their failures."""
+"""The shared database, as its users rely on it: a statement is atomic on its own, a transaction is all or
+nothing and its caller gets the error, nothing runs twice, another task's statements never run inside a
+transaction, two processes share one file, a locked file fails writes clearly, and closing never hangs."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import sqlite3
-import time
-from collections.abc import AsyncIterator, Callable
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from bot.db import Database
-from bot.db_outage import is_transient
-from tests.helpers import WriteLock
+from bot.db import Database, is_transient
+from tests.helpers import WriteLock, subprocess_env
 
 
 @pytest.fixture
@@ -27,6 +28,61 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
 
 async def texts(db: Database) -> list[str]:
     return [row["text"] for row in await db.fetchall("SELECT text FROM notes ORDER BY rowid")]
+
+
+def on_disk(path: Path) -> list[str]:
+    """The notes another process reading the file sees: only what is committed."""
+    other = sqlite3.connect(path)
+    try:
+        return [row[0] for row in other.execute("SELECT text FROM notes ORDER BY rowid")]
+    finally:
+        other.close()
+
+
+async def test_a_transaction_is_all_or_nothing_and_its_caller_gets_the_error(db: Database) -> None:
+    failure = RuntimeError("the unit fails")
+    with pytest.raises(RuntimeError) as raised:
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES ('one')")
+            await tx.execute("INSERT INTO notes VALUES ('two')")
+            assert on_disk(db.path) == []  # nothing is visible before the commit
+            raise failure
+    assert raised.value is failure
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO notes VALUES ('three')")
+        await tx.execute("INSERT INTO notes VALUES ('four')")
+    assert on_disk(db.path) == ["three", "four"]
+
+
+async def test_a_failing_statement_rolls_back_its_whole_transaction(db: Database) -> None:
+    with pytest.raises(sqlite3.IntegrityError, match="NOT NULL"):
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES ('written first')")
+            await tx.execute("INSERT INTO notes VALUES (NULL)")
+    assert await texts(db) == []
+    await db.execute("INSERT INTO notes VALUES ('the database is still usable')")
+    assert on_disk(db.path) == ["the database is still usable"]
+
+
+async def test_nothing_runs_twice_when_one_of_many_concurrent_writes_fails(db: Database) -> None:
+    statements: list[str] = []
+    await db._conn.set_trace_callback(statements.append)  # every statement SQLite runs on the connection
+    writes = [f"INSERT INTO notes VALUES ('{n}')" for n in "abc"] + ["INSERT INTO notes VALUES (NULL)"]
+    writes += [f"INSERT INTO notes VALUES ('{n}')" for n in "def"]
+
+    async def unit(n: str) -> None:
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES (?)", (f"tx {n}",))
+
+    # Started in one pass of the event loop, as many conversations' writes are.
+    outcomes = await asyncio.gather(*(db.execute(sql) for sql in writes), unit("1"), unit("2"), return_exceptions=True)
+
+    assert [isinstance(outcome, sqlite3.IntegrityError) for outcome in outcomes] == [False] * 3 + [True] + [False] * 5
+    assert on_disk(db.path) == ["a", "b", "c", "d", "e", "f", "tx 1", "tx 2"]
+    for sql in writes:
+        assert statements.count(sql) == 1, sql
+    assert statements.count("INSERT INTO notes VALUES ('tx 1')") == 1
+    assert statements.count("BEGIN IMMEDIATE") == 2
 
 
 async def test_a_statement_never_joins_another_tasks_transaction(db: Database) -> None:
@@ -44,11 +100,15 @@ async def test_a_statement_never_joins_another_tasks_transaction(db: Database) -
     await inside.wait()
     # Issued while the other task's transaction is open: it must wait for it, not ride along.
     other = asyncio.create_task(db.execute("INSERT INTO notes VALUES ('kept')"))
+    reads = asyncio.create_task(db.fetchall("SELECT text FROM notes"))
     await asyncio.sleep(0)
+    assert not other.done() and not reads.done()
     release.set()
     with pytest.raises(RuntimeError):
         await failing
     assert await other == 1
+    # It ran after the rollback, not inside the transaction, which would have shown the rolled-back row.
+    assert [row["text"] for row in await reads] == ["kept"]
     assert await texts(db) == ["kept"]
 
 
@@ -63,81 +123,62 @@ async def test_many_tasks_statements_all_land_in_order_per_task(db: Database) ->
                 await tx.execute("INSERT INTO notes VALUES (?)", (f"tx{i}a",))
                 await tx.execute("INSERT INTO notes VALUES (?)", (f"tx{i}b",))
 
-    await asyncio.gather(*(writer(name) for name in "abcd"), committer())
+    await asyncio.gather(*(writer(name) for name in "abcd"), committer(), committer())
 
     rows = await texts(db)
-    assert len(rows) == 4 * 20 + 2 * 10
+    assert len(rows) == 4 * 20 + 2 * 2 * 10
     for name in "abcd":
         assert [r for r in rows if r.startswith(name)] == [f"{name}{i}" for i in range(20)]
     for i in range(10):  # a transaction's statements stay together
-        assert rows.index(f"tx{i}b") == rows.index(f"tx{i}a") + 1
+        first = [index for index, row in enumerate(rows) if row == f"tx{i}a"]
+        assert [rows[index + 1] for index in first] == [f"tx{i}b", f"tx{i}b"]
 
 
-async def test_a_queued_write_is_on_disk_before_any_later_write_returns(db: Database) -> None:
-    # What the audit trail relies on: a step queued with record() is durable before the ack.
-    await db.record(lambda conn: conn.execute("INSERT INTO notes VALUES ('step')"))
-    await db.execute("INSERT INTO notes VALUES ('ack')")
-    other = sqlite3.connect(db.path)  # another process's view of the file
-    try:
-        assert [row[0] for row in other.execute("SELECT text FROM notes ORDER BY rowid")] == ["step", "ack"]
-    finally:
-        other.close()
-
-
-async def test_a_failed_queued_write_leaves_nothing_behind_and_is_logged(
-    db: Database, caplog: pytest.LogCaptureFixture
-) -> None:
-    def half_then_fail(conn: sqlite3.Connection) -> None:
-        conn.execute("INSERT INTO notes VALUES ('half')")
-        raise sqlite3.OperationalError("disk I/O error")
-
-    with caplog.at_level(logging.ERROR):
-        await db.record(half_then_fail)
-        await db.execute("INSERT INTO notes VALUES ('later')")
-    assert await texts(db) == ["later"]
-    assert "queued database write failed" in caplog.text
-
-
-def insert(text: str) -> Callable[[sqlite3.Connection], object]:
-    return lambda conn: conn.execute("INSERT INTO notes VALUES (?)", (text,))
-
-
-async def test_writes_queued_together_share_one_commit_and_a_failing_one_loses_only_itself(
-    db: Database, caplog: pytest.LogCaptureFixture
-) -> None:
-    statements: list[str] = []
-    await db.run(lambda conn: conn.set_trace_callback(statements.append))
-    statements.clear()
-    for text in ("a", "b", "c", "d"):  # queued in one pass of the event loop, as many conversations' steps are
-        await db.record(insert(text))
-    await db.fetchall("SELECT 1")
-    assert statements.count("COMMIT") == 1
-
-    def half_then_fail(conn: sqlite3.Connection) -> None:
-        conn.execute("INSERT INTO notes VALUES ('half')")
-        raise sqlite3.OperationalError("disk I/O error")
-
-    with caplog.at_level(logging.ERROR):
-        for record in (insert("e"), half_then_fail, insert("f")):
-            await db.record(record)
-        await db.fetchall("SELECT 1")
-    assert await texts(db) == ["a", "b", "c", "d", "e", "f"]
-    assert caplog.text.count("queued database write failed") == 1
-
-
-async def test_a_unit_of_work_is_atomic_and_a_queued_write_joins_the_open_transaction(db: Database) -> None:
-    def two_then_fail(conn: sqlite3.Connection) -> None:
-        conn.execute("INSERT INTO notes VALUES ('one')")
-        conn.execute("INSERT INTO notes VALUES ('two')")
-        raise ValueError("the unit fails")
-
-    with pytest.raises(ValueError):
-        await db.run(two_then_fail)
+async def test_statements_inside_the_tasks_transaction_join_it_and_so_does_a_nested_transaction(db: Database) -> None:
+    # How bus and store methods (which call db.execute) compose into one unit of work.
     with pytest.raises(RuntimeError):
-        async with db.transaction():
-            await db.record(lambda conn: conn.execute("INSERT INTO notes VALUES ('in the transaction')"))
-            raise RuntimeError("the transaction fails")
+        async with db.transaction() as outer:
+            await db.execute("INSERT INTO notes VALUES ('through the database')")
+            async with db.transaction() as inner:
+                assert inner is outer
+                await inner.execute("INSERT INTO notes VALUES ('nested')")
+            assert await db.fetchall("SELECT text FROM notes ORDER BY rowid") != []  # sees its own writes
+            raise RuntimeError("the outer unit fails")
     assert await texts(db) == []
+
+
+async def test_a_task_spawned_inside_a_transaction_does_not_write_through_it(db: Database) -> None:
+    # It inherits the context the transaction is kept in, but its writes are its own: they wait for
+    # the transaction to end and are not rolled back with it.
+    with pytest.raises(RuntimeError):
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES ('in the transaction')")
+            spawned = asyncio.create_task(db.execute("INSERT INTO notes VALUES ('from another task')"))
+            await asyncio.sleep(0)
+            raise RuntimeError("the transaction fails")
+    await spawned
+    assert on_disk(db.path) == ["from another task"]
+
+
+async def test_a_cancelled_transaction_is_rolled_back_and_the_database_stays_usable(db: Database) -> None:
+    inside = asyncio.Event()
+
+    async def unit() -> None:
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES ('cancelled')")
+            inside.set()
+            await asyncio.Event().wait()
+
+    task = asyncio.create_task(unit())
+    await inside.wait()
+    waiting = asyncio.create_task(db.execute("INSERT INTO notes VALUES ('after')"))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await waiting
+    async with db.transaction() as tx:  # a BEGIN works: no transaction was left open
+        await tx.execute("INSERT INTO notes VALUES ('next')")
+    assert on_disk(db.path) == ["after", "next"]
 
 
 async def test_a_commit_that_fails_is_rolled_back_so_the_database_stays_usable(db: Database) -> None:
@@ -146,14 +187,129 @@ async def test_a_commit_that_fails_is_rolled_back_so_the_database_stays_usable(d
     # A deferred constraint is checked at COMMIT, which SQLite then refuses with the transaction
     # still open, as it may on a full disk or an I/O error.
     with pytest.raises(sqlite3.IntegrityError):
-        await db.run(lambda conn: conn.execute("INSERT INTO children VALUES (7)"))
-    await db.run(lambda conn: conn.execute("INSERT INTO notes VALUES ('after a unit of work')"))
-    with pytest.raises(sqlite3.IntegrityError):
         async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES ('with the orphan')")
             await tx.execute("INSERT INTO children VALUES (8)")
-    await db.run(lambda conn: conn.execute("INSERT INTO notes VALUES ('after a transaction')"))
-    assert await texts(db) == ["after a unit of work", "after a transaction"]
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO notes VALUES ('after a failed commit')")
+    assert on_disk(db.path) == ["after a failed commit"]
     assert await db.fetchall("SELECT * FROM children") == []
+
+
+async def test_executemany_writes_every_row_or_none(db: Database) -> None:
+    assert await db.executemany("INSERT INTO notes VALUES (?)", [("a",), ("b",), ("c",)]) == 3
+    with pytest.raises(sqlite3.IntegrityError):
+        await db.executemany("INSERT INTO notes VALUES (?)", [("d",), (None,), ("e",)])
+    assert on_disk(db.path) == ["a", "b", "c"]
+
+
+async def test_a_transaction_used_after_its_block_refuses_statements(db: Database) -> None:
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO notes VALUES ('inside')")
+    with pytest.raises(RuntimeError, match="transaction is over"):
+        await tx.execute("INSERT INTO notes VALUES ('outside')")
+    assert await texts(db) == ["inside"]
+
+
+async def test_another_process_locking_the_file_fails_writes_clearly_and_reads_go_on(db: Database) -> None:
+    await db.execute("INSERT INTO notes VALUES ('before')")
+    await db.fetchall("PRAGMA busy_timeout = 20")  # the 5 s default, scaled down
+    lock = WriteLock(db.path)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked") as single:
+            await db.execute("INSERT INTO notes VALUES ('a')")
+        with pytest.raises(sqlite3.OperationalError, match="locked") as unit:
+            async with db.transaction() as tx:
+                await tx.execute("INSERT INTO notes VALUES ('b')")
+        assert await texts(db) == ["before"]  # a read takes no lock (WAL)
+    finally:
+        lock.release()
+    assert is_transient(single.value) and is_transient(unit.value)  # what the workers ride out
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO notes VALUES ('after')")
+    assert on_disk(db.path) == ["before", "after"]
+
+
+WRITER = """
+import asyncio, sys
+from pathlib import Path
+from bot.db import Database
+
+async def main() -> None:
+    db = await Database.open(Path(sys.argv[1]))
+    try:
+        for i in range(int(sys.argv[2])):
+            async with db.transaction() as tx:
+                await tx.execute("INSERT INTO notes VALUES (?)", (f"child {i}",))
+                await tx.execute("INSERT INTO notes VALUES (?)", (f"child {i} again",))
+    finally:
+        await db.close()
+
+asyncio.run(main())
+"""
+
+
+async def test_two_processes_write_one_file_at_once_and_nothing_is_lost(db: Database) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(WRITER), str(db.path), "200"],
+        env=subprocess_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        ours = 0
+        while child.poll() is None or ours < 200:
+            async with db.transaction() as tx:
+                await tx.execute("INSERT INTO notes VALUES (?)", (f"parent {ours}",))
+            ours += 1
+        _, stderr = await asyncio.to_thread(child.communicate, timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, stderr
+    rows = on_disk(db.path)
+    assert [r for r in rows if r.startswith("parent")] == [f"parent {i}" for i in range(ours)]
+    children = [r for r in rows if r.startswith("child")]
+    assert children == [text for i in range(200) for text in (f"child {i}", f"child {i} again")]
+
+
+# The database is kept where a long-lived application keeps it, so it outlives the event loop: were
+# its aiosqlite connection left open, that connection's thread would keep the process from exiting.
+CLOSER = """
+import asyncio, sys
+from pathlib import Path
+from bot.db import Database
+
+kept = []
+
+async def main() -> None:
+    db = await Database.open(Path(sys.argv[1]))
+    kept.append(db)
+    await db.execute("CREATE TABLE IF NOT EXISTS notes (text TEXT NOT NULL)")
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO notes VALUES ('written')")
+    await db.close()
+    await db.close()
+    print("closed")
+
+asyncio.run(main())
+"""
+
+
+def test_a_process_that_closes_its_database_exits_at_once_and_leaves_no_log_behind(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CLOSER), str(path)],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "closed\n"
+    assert on_disk(path) == ["written"]
+    assert not path.with_name("store.db-wal").exists()  # the last close folded the log into the file
 
 
 async def test_a_closed_database_refuses_statements_instead_of_hanging(tmp_path: Path) -> None:
@@ -161,207 +317,17 @@ async def test_a_closed_database_refuses_statements_instead_of_hanging(tmp_path:
     await database.close()
     with pytest.raises(RuntimeError, match="closed"):
         await database.execute("SELECT 1")
+    with pytest.raises(RuntimeError, match="closed"):
+        async with database.transaction():
+            pass
 
 
-# Group commit: atomic units that reach the database thread together share one transaction.
-
-
-def on_disk(db: Database) -> list[str]:
-    """The notes another process reading the file sees: only what is committed."""
-    other = sqlite3.connect(db.path)
+async def test_opening_a_fresh_file_creates_its_folder_and_schema_in_wal_mode(tmp_path: Path) -> None:
+    database = await Database.open(tmp_path / "new" / "folder" / "store.db")
     try:
-        return [row[0] for row in other.execute("SELECT text FROM notes ORDER BY rowid")]
-    finally:
-        other.close()
-
-
-def insert_then_fail(text: str, error: BaseException) -> Callable[[sqlite3.Connection], object]:
-    def unit(conn: sqlite3.Connection) -> None:
-        conn.execute("INSERT INTO notes VALUES (?)", (text,))
-        raise error
-
-    return unit
-
-
-async def test_units_queued_together_share_one_commit_and_a_failing_one_is_rolled_back_alone(db: Database) -> None:
-    statements: list[str] = []
-    await db.run(lambda conn: conn.set_trace_callback(statements.append))
-    statements.clear()
-    units = [insert("a"), insert("b"), insert_then_fail("half", ValueError("this unit fails")), insert("c")]
-    # Started in one pass of the event loop, as many conversations' writes are.
-    outcomes = await asyncio.gather(*(db.run(unit) for unit in units), return_exceptions=True)
-
-    assert [type(outcome) for outcome in outcomes] == [sqlite3.Cursor, sqlite3.Cursor, ValueError, sqlite3.Cursor]
-    assert str(outcomes[2]) == "this unit fails"
-    assert on_disk(db) == ["a", "b", "c"]
-    assert statements.count("COMMIT") == 1
-
-
-async def test_a_unit_that_fills_the_disk_fails_alone_and_the_rest_of_its_group_is_still_written(db: Database) -> None:
-    await db.execute("INSERT INTO notes VALUES ('before')")
-    # The disk is full: SQLite may not grow the file by a page, and a long note needs several.
-    [(pages,)] = await db.fetchall("PRAGMA page_count")
-    await db.fetchall(f"PRAGMA max_page_count = {pages}")
-    units = [insert("a"), insert("long " * 20_000), insert("b"), insert("c")]
-    outcomes = await asyncio.gather(*(db.run(unit) for unit in units), return_exceptions=True)
-
-    full = outcomes[1]
-    assert isinstance(full, sqlite3.OperationalError) and "full" in str(full)
-    assert is_transient(full)  # what the workers ride out
-    assert not any(isinstance(outcome, BaseException) for outcome in outcomes[:1] + outcomes[2:])
-    assert on_disk(db) == ["before", "a", "b", "c"]
-
-
-async def test_when_the_groups_commit_fails_each_unit_runs_again_alone_and_only_the_faulty_one_fails(
-    db: Database,
-) -> None:
-    await db.execute("CREATE TABLE parents (id INTEGER PRIMARY KEY)")
-    await db.execute("CREATE TABLE children (parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)")
-    # A deferred constraint is checked at COMMIT: the one shared by the group fails for all of them.
-    units = [insert("a"), lambda conn: conn.execute("INSERT INTO children VALUES (7)"), insert("b")]
-    outcomes = await asyncio.gather(*(db.run(unit) for unit in units), return_exceptions=True)
-
-    assert isinstance(outcomes[1], sqlite3.IntegrityError)
-    assert not isinstance(outcomes[0], BaseException) and not isinstance(outcomes[2], BaseException)
-    assert on_disk(db) == ["a", "b"]
-    assert await db.fetchall("SELECT * FROM children") == []
-
-
-async def test_no_caller_hears_back_before_the_commit_of_its_group(db: Database) -> None:
-    ticks = 0
-
-    async def tick() -> None:  # counts passes of the event loop while the database thread works
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0)
-
-    def slow(conn: sqlite3.Connection) -> None:
-        # Runs after the first unit in the same group, and gives the event loop time to hand
-        # that unit's result back if it were ever handed back early.
-        start, deadline = ticks, time.monotonic() + 5
-        while ticks < start + 50 and time.monotonic() < deadline:
-            time.sleep(0.001)
-        conn.execute("INSERT INTO notes VALUES ('slow')")
-
-    async def first() -> list[str]:
-        await db.run(insert("first"))
-        return on_disk(db)  # at once, before anything else runs on the loop
-
-    ticker = asyncio.create_task(tick())
-    try:
-        seen, _ = await asyncio.gather(first(), db.run(slow))
-    finally:
-        ticker.cancel()
-    assert seen == ["first", "slow"]
-    assert ticks > 50  # the loop did run meanwhile
-
-
-async def test_another_process_holding_the_lock_fails_every_write_of_the_group_as_each_alone_would(
-    db: Database,
-) -> None:
-    await db.execute("INSERT INTO notes VALUES ('before')")
-    await db.fetchall("PRAGMA busy_timeout = 20")  # the 5 s default, scaled down
-    lock = WriteLock(db.path)
-    try:
-        outcomes = await asyncio.gather(
-            db.run(insert("a")),
-            db.fetchall("SELECT text FROM notes"),
-            db.execute("INSERT INTO notes VALUES ('b')"),
-            return_exceptions=True,
-        )
-    finally:
-        lock.release()
-    for failed in (outcomes[0], outcomes[2]):
-        assert isinstance(failed, sqlite3.OperationalError) and "locked" in str(failed) and is_transient(failed)
-    assert [row["text"] for row in outcomes[1]] == ["before"]  # a read takes no lock (WAL)
-    assert outcomes[0] is not outcomes[2]  # each caller its own error, with its own traceback
-    await db.execute("INSERT INTO notes VALUES ('after')")
-    assert on_disk(db) == ["before", "after"]
-
-
-@pytest.mark.parametrize("fails", [False, True], ids=["commits", "rolls back"])
-async def test_a_transaction_is_never_merged_with_the_units_queued_around_it(db: Database, fails: bool) -> None:
-    inside = asyncio.Event()
-    release = asyncio.Event()
-    seen_meanwhile: list[str] = []
-
-    async def transaction() -> None:
-        async with db.transaction() as tx:
-            await tx.execute("INSERT INTO notes VALUES ('tx 1')")
-            inside.set()
-            await release.wait()
-            await tx.execute("INSERT INTO notes VALUES ('tx 2')")
-            if fails:
-                raise RuntimeError("the transaction fails")
-
-    async def later() -> None:
-        await inside.wait()
-        # Queued while the transaction is open: they wait for it, then commit on their own.
-        units = asyncio.gather(db.run(insert("after 1")), db.execute("INSERT INTO notes VALUES ('after 2')"))
-        seen_meanwhile.extend(on_disk(db))
-        release.set()
-        await units
-
-    # Queued in one pass of the event loop, the first two just before the transaction's BEGIN.
-    outcomes = await asyncio.gather(
-        db.run(insert("before 1")),
-        db.execute("INSERT INTO notes VALUES ('before 2')"),
-        transaction(),
-        later(),
-        return_exceptions=True,
-    )
-    assert [isinstance(outcome, RuntimeError) for outcome in outcomes] == [False, False, fails, False]
-    assert seen_meanwhile == ["before 1", "before 2"]  # committed before the BEGIN; the transaction's rows not yet
-    transaction_rows = [] if fails else ["tx 1", "tx 2"]
-    assert on_disk(db) == ["before 1", "before 2", *transaction_rows, "after 1", "after 2"]
-
-
-async def test_a_queued_write_waits_for_the_next_write_to_share_its_commit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A turn queues a step after each model or tool call, then does other work before its next
-    # write: the step rides along with that write instead of paying for a commit of its own.
-    monkeypatch.setattr("bot.db._RECORD_HOLD", 60.0)  # however slow the machine, the next write comes first
-    db = await Database.open(tmp_path / "store.db")
-    try:
-        await db.execute("CREATE TABLE notes (text TEXT NOT NULL)")
-        statements: list[str] = []
-        await db.run(lambda conn: conn.set_trace_callback(statements.append))
-        statements.clear()
-        await db.record(insert("step"))
-        for _ in range(20):  # the turn's other work: many passes of the event loop
-            await asyncio.sleep(0)
-        await db.run(insert("ack"))
-        assert statements.count("COMMIT") == 1
-        assert on_disk(db) == ["step", "ack"]
-    finally:
-        await db.close()
-
-
-async def test_a_queued_write_reaches_the_disk_on_its_own_when_nothing_follows(db: Database) -> None:
-    await db.record(insert("step"))
-    deadline = time.monotonic() + 10
-    while on_disk(db) != ["step"]:
-        assert time.monotonic() < deadline, "the queued write was never written"
-        await asyncio.sleep(0.01)
-
-
-async def test_the_log_is_folded_into_the_database_file_in_the_background_while_it_is_open(tmp_path: Path) -> None:
-    # Checkpoints run on a thread of their own, not on the database thread, where each one stalled
-    # every conversation's statements for tens of milliseconds: writes far below the database
-    # thread's own checkpoint threshold still reach the database file while it is open.
-    database = await Database.open(tmp_path / "store.db")
-    try:
-        await database.execute("CREATE TABLE blobs (data BLOB NOT NULL)")
-        before = (tmp_path / "store.db").stat().st_size
-        for _ in range(200):
-            await database.execute("INSERT INTO blobs (data) VALUES (randomblob(4000))")
-        deadline = time.monotonic() + 30
-        while (tmp_path / "store.db").stat().st_size < before + 200 * 4000:
-            assert time.monotonic() < deadline, "the write-ahead log was never checkpointed"
-            await asyncio.sleep(0.01)
-        assert len(await database.fetchall("SELECT rowid FROM blobs")) == 200
+        [(mode,)] = await database.fetchall("PRAGMA journal_mode")
+        tables = {row["name"] for row in await database.fetchall("SELECT name FROM sqlite_master WHERE type = 'table'")}
     finally:
         await database.close()
-    assert not (tmp_path / "store.db-wal").exists()  # the last close folded in the rest
+    assert mode == "wal"
+    assert {"bus_messages", "runs", "steps", "turns", "_migrations"} <= tables

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from bot.db import Database
 from bot.store import Store
+from tests.helpers import WriteLock
 
 
 @pytest.fixture
@@ -105,3 +107,30 @@ async def test_a_run_cut_short_by_a_crash_is_closed_as_interrupted_when_its_mess
     assert crashed is not None and crashed["status"] == "interrupted" and "stopped during this run" in crashed["reason"]
     again = await store.get_run("again")
     assert again is not None and again["status"] == "running"
+
+
+async def test_a_step_that_cannot_be_written_is_an_error_for_its_caller_and_is_not_in_the_trail(
+    tmp_path: Path,
+) -> None:
+    # Steps are awaited writes: a turn never goes on believing a step was recorded when it was not.
+    db = await Database.open(tmp_path / "store.db")
+    try:
+        store = Store(db)
+        await store.start_run("r1", conversation="c", inbound_id="in-1", model="m", mode="assistant")
+        await db.fetchall("PRAGMA busy_timeout = 20")  # the 5 s default, scaled down
+        lock = WriteLock(db.path)
+        try:
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                await store.add_step(
+                    "r1", kind="tool", name="vault_write", input={}, output={}, is_error=False, duration_ms=1.0
+                )
+        finally:
+            lock.release()
+        await store.add_step(
+            "r1", kind="tool", name="send_message", input={}, output={}, is_error=False, duration_ms=1.0
+        )
+        run = await store.get_run("r1")
+    finally:
+        await db.close()
+    assert run is not None
+    assert [(step["index"], step["name"]) for step in run["steps"]] == [(0, "send_message")]

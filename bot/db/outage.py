@@ -25,6 +25,8 @@ import sqlite3
 import time
 from collections.abc import Callable
 
+from bot.backoff import Backoff, describe
+
 __all__ = ["Outage", "is_transient"]
 
 log = logging.getLogger(__name__)
@@ -60,8 +62,7 @@ class Outage:
     ) -> None:
         self.loop = loop
         self.failures = 0
-        self._first = first
-        self._most = most
+        self._backoff = Backoff(first, most)
         self._clock = clock
         self._since = 0.0
 
@@ -71,11 +72,11 @@ class Outage:
         self.failures += 1
         if self.failures == 1:
             self._since = self._clock()
-            why = _describe(error)
+            why = describe(error)
             log.warning("%s: database unavailable while %s (%s); retrying with backoff", self.loop, doing, why)
         else:
-            log.debug("%s: database still unavailable while %s (%s)", self.loop, doing, _describe(error))
-        return min(self._most, self._first * 2 ** (self.failures - 1))
+            log.debug("%s: database still unavailable while %s (%s)", self.loop, doing, describe(error))
+        return self._backoff.delay(self.failures)
 
     def recovered(self) -> None:
         """Note a success: ends the streak, if there was one, with one line."""
@@ -84,7 +85,3 @@ class Outage:
             # At the warning's level, so whoever saw the outage start (WARNING is the default) sees it end.
             log.warning("%s: database usable again after %d failure(s) over %.1fs", self.loop, self.failures, took)
             self.failures = 0
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
