@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from bot.bus import INBOUND, Bus, Progress, Worker
+from bot.bus import INBOUND, Bus, Worker
 from bot.clock import Clock
 from bot.db import Database
 from bot.reminders import ReminderBook, Scheduler
@@ -26,6 +26,7 @@ from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
 from bot.startup import open_database, open_vault
 from bot.store import Store
+from bot.streaming import Progress
 from bot.tools import build_dispatcher
 from bot.transcribe import TranscriptionClient, VoiceNotes, build_transcriber
 from vault import Vault

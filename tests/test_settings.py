@@ -62,7 +62,7 @@ def documented_defaults(table: Path) -> list[tuple[str, str]]:
 
 
 def every_variable() -> set[str]:
-    """The variable of every setting bot/settings.py defines (``VAULTBOT_VAULT__PATH``, ``ANTHROPIC_API_KEY``)."""
+    """The variable of every setting bot/settings/model.py defines (``VAULTBOT_VAULT__PATH``, ``ANTHROPIC_API_KEY``)."""
     names: set[str] = set()
     for field_name, field in Settings.model_fields.items():
         if field.validation_alias is not None:  # the SDK's own variables keep the SDK's names

@@ -1,5 +1,4 @@
-"""The durable message bus: typed messages on SQLite topics, the worker loop that consumes them, and
-the ephemeral progress of replies being written (``progress``)."""
+"""The durable message bus: typed messages on SQLite topics, and the worker loop that consumes them."""
 
 from bot.bus.bus import Bus, Delivery, Publication, Published
 from bot.bus.models import (
@@ -15,7 +14,6 @@ from bot.bus.models import (
     events_topic,
     outbound_topic,
 )
-from bot.bus.progress import Draft, DraftWriter, Progress, Subscription
 from bot.bus.worker import ACKED, Fatal, Handler, OnDead, Retry, Worker
 
 __all__ = [
@@ -26,8 +24,6 @@ __all__ = [
     "Audio",
     "Bus",
     "Delivery",
-    "Draft",
-    "DraftWriter",
     "Event",
     "Fatal",
     "Handler",
@@ -35,12 +31,10 @@ __all__ = [
     "Retried",
     "OnDead",
     "OutboundMessage",
-    "Progress",
     "Publication",
     "Published",
     "Retry",
     "Sender",
-    "Subscription",
     "Worker",
     "events_topic",
     "outbound_topic",

@@ -19,17 +19,16 @@ from bot.bus import (
     INBOUND,
     Bus,
     Delivery,
-    Draft,
     Event,
     InboundMessage,
     OutboundMessage,
-    Progress,
     Sender,
     Worker,
     events_topic,
     outbound_topic,
 )
 from bot.channels.seats import CHANNEL, conversation_of, whoami
+from bot.streaming import Draft, Progress
 
 # How often the session re-checks whether a turn is finished when nothing changed in-process.
 _SETTLE_POLL = 1.0

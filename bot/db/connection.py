@@ -27,7 +27,7 @@ Outside a transaction a statement takes no lock: it goes straight to aiosqlite's
 tasks' statements reach the connection's thread back to back, in the order they were issued, each
 committed on its own (autocommit).
 
-The schema is brought up to date (bot/migrations.py) on a plain ``sqlite3`` connection in a thread,
+The schema is brought up to date (:mod:`bot.db.migrations`) on a plain ``sqlite3`` connection in a thread,
 before the aiosqlite connection opens: migrations are plain functions of a ``sqlite3.Connection``,
 and aiosqlite runs only what it is handed statement by statement. Other processes (a second
 ``vaultbot`` command, a crashed worker's successor) share the file through WAL and
@@ -46,7 +46,7 @@ from typing import Any
 
 import aiosqlite
 
-from bot.migrations import migrate
+from bot.db.migrations import migrate
 
 __all__ = ["Database", "Row", "Tx"]
 

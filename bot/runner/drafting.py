@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.bus import DraftWriter
+from bot.streaming import DraftWriter
 from bot.tools import ToolContext
 
 

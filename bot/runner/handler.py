@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bot.backoff import describe
-from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
+from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
 from bot.clock import Clock, stamped, zone_name
 from bot.db import Database, now_iso
 from bot.runner.budget import DailyBudget
@@ -34,6 +34,7 @@ from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, DeadLetters, Store, encode_turn
 from bot.store import DeadLetter as Letter
+from bot.streaming import DraftWriter, Progress
 from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
 from bot.transcribe import VoiceNotes
 

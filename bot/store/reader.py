@@ -284,7 +284,8 @@ class StoreReader:
         """Dead-lettered bus messages, newest first, with their last error and, for a message the
         model could not answer, the id ``vaultbot retry`` takes (the run that filed it) while it waits."""
         rows = await self._db.fetchall(
-            "SELECT m.id AS row, json_extract(m.payload, '$.id') AS id, m.topic, m.conversation, m.payload, m.attempts, m.last_error, m.updated_at, "
+            "SELECT m.id AS row, json_extract(m.payload, '$.id') AS id, m.topic, m.conversation, m.payload, "
+            "m.attempts, m.last_error, m.updated_at, "
             "CASE WHEN d.retried_at IS NULL THEN d.run_id END AS retry_id "
             "FROM bus_messages AS m LEFT JOIN dead_letters AS d ON d.message_id = m.id "
             "WHERE m.status = 'dead' ORDER BY m.id DESC LIMIT ?",

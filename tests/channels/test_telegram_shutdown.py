@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from bot.app import App
-from bot.serve import serve
+from bot.cli.serve import serve
 from tests.channels.telegram_harness import bus_statuses, echo
 from tests.fakes import telegram_server as tg
 from tests.fakes.scripted_model import ScriptedModel

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from bot.app import App
 from bot.bus import OutboundMessage, outbound_topic
 from bot.channels.terminal import CHANNEL, TerminalChannel
-from bot.chat import chat
+from bot.cli.chat import chat
 from bot.runner import ModelReply, Usage
 from tests.fakes.scripted_model import ScriptedModel, say
 

@@ -14,7 +14,7 @@ import pytest
 
 from bot.app import App
 from bot.bus import INBOUND, Delivery
-from bot.retry import NothingToRetry, retry
+from bot.cli.retry import NothingToRetry, retry
 from bot.store import DeadLetters, UnknownDeadLetter
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic

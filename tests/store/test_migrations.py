@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.db import Database
-from bot.migrations import MIGRATIONS, m011_lighter_turn_writes, migrate
+from bot.db.migrations import MIGRATIONS, m011_lighter_turn_writes, migrate
 from bot.store import Store
 from bot.store.reader import StoreReader
 
@@ -54,7 +54,7 @@ async def test_an_audit_trail_written_before_the_steps_table_changed_shape_is_ke
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        monkeypatch.setattr("bot.migrations.MIGRATIONS", MIGRATIONS[: MIGRATIONS.index(m011_lighter_turn_writes)])
+        monkeypatch.setattr("bot.db.migrations.MIGRATIONS", MIGRATIONS[: MIGRATIONS.index(m011_lighter_turn_writes)])
         migrate(conn)
         monkeypatch.undo()
         conn.execute(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.doctor import Check, diagnose
+from bot.cli.doctor import Check, diagnose
 from tests.channels.telegram_harness import free_port
 from tests.conftest import make_settings
 from tests.fakes.transcription_server import KEY, FakeTranscription

@@ -21,8 +21,8 @@ from pydantic import SecretStr
 
 from bot.app import App
 from bot.bus import INBOUND, InboundMessage, OutboundMessage, Sender, outbound_topic
+from bot.cli.serve import serve
 from bot.runner.commands import REVIEW_OFF
-from bot.serve import serve
 from bot.store import DeadLetters
 from bot.web import review_token
 from tests.fakes import anthropic_server as api

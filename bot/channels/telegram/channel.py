@@ -22,7 +22,7 @@ from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
 from bot.backoff import Backoff
-from bot.bus import Bus, Progress, Worker, events_topic, outbound_topic
+from bot.bus import Bus, Worker, events_topic, outbound_topic
 from bot.channels.telegram.access import Access
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import TelegramConflict, retry_after_seconds
@@ -33,6 +33,7 @@ from bot.channels.telegram.webhook import WebhookServer
 from bot.menu import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
+from bot.streaming import Progress
 from vault import Vault, VaultError
 
 log = logging.getLogger(__name__)

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from telegram import Bot, MessageEntity
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
-from bot.bus import Draft, Progress
 from bot.channels.telegram.errors import formatting_refused, retry_after_seconds
 from bot.channels.telegram.receiver import CHANNEL
 from bot.channels.telegram.render import Chunk, render
+from bot.streaming import Draft, Progress
 
 log = logging.getLogger(__name__)
 

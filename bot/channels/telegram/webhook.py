@@ -10,7 +10,6 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 

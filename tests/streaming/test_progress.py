@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.bus import Draft, Progress
+from bot.streaming import Draft, Progress
 
 
 def latest(changes: list[Draft]) -> Draft:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from bot.cli.logs import log_file
 from bot.clock import Clock
-from bot.logs import log_file
 from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file, unknown_settings
 from bot.startup import StartupError, capture_folder, open_database, probe_folder

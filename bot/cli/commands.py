@@ -1,10 +1,11 @@
-"""The ``vaultbot`` command: a thin face that loads settings, opens the app and prints."""
+"""The subcommands of ``vaultbot``: each loads settings, opens what it needs and prints."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 import json
+import logging
 import os
 import sqlite3
 import sys
@@ -15,9 +16,9 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from bot import review
+from bot.cli import tables
+from bot.cli.logs import send_logs
 from bot.clock import day_bounds
-from bot.logs import send_logs
 from bot.settings import Settings, SettingsError, load_settings, unknown_settings
 from bot.startup import StartupError, open_database
 
@@ -79,7 +80,7 @@ def chat(ctx: click.Context) -> None:
     """Talk to vaultbot in this terminal (or pipe lines in)."""
     from bot.app import App
     from bot.channels import OutputClosed
-    from bot.chat import chat as run_chat
+    from bot.cli.chat import chat as run_chat
 
     settings = _settings(ctx)
     interactive = sys.stdin.isatty()
@@ -110,8 +111,8 @@ def chat(ctx: click.Context) -> None:
 def retry(ctx: click.Context, ids: tuple[str, ...]) -> None:
     """Send dead-lettered messages to the model again (all of them without IDs)."""
     from bot.app import App
-    from bot.retry import NothingToRetry
-    from bot.retry import retry as run_retry
+    from bot.cli.retry import NothingToRetry
+    from bot.cli.retry import retry as run_retry
     from bot.store import UnknownDeadLetter
 
     async def main() -> bool:
@@ -135,7 +136,7 @@ def run_command(ctx: click.Context) -> None:
     """Serve every configured channel with the workers, until SIGINT or SIGTERM."""
     from bot.app import App
     from bot.channels.telegram import TelegramConflict
-    from bot.serve import serve, stop_on_signals
+    from bot.cli.serve import serve, stop_on_signals
     from bot.web import CannotListen
 
     settings = _settings(ctx)
@@ -186,7 +187,7 @@ def _announce(url: str) -> None:
 @click.pass_context
 def review_command(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the review web page (read-only) until Ctrl-C."""
-    from bot.serve import stop_on_signals
+    from bot.cli.serve import stop_on_signals
     from bot.store import Store
     from bot.web import CannotListen, ReviewServer, review_page, review_token
 
@@ -229,7 +230,7 @@ def _since(value: str | None) -> datetime | None:
     if value is None:
         return None
     try:
-        return review.parse_since(value)
+        return tables.parse_since(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from None
 
@@ -242,7 +243,7 @@ def _since(value: str | None) -> datetime | None:
 def log_command(ctx: click.Context, as_json: bool, limit: int, since: str | None) -> None:
     """Show the interaction log, newest first."""
     entries = _run(_with_store(ctx, lambda store: store.list_interactions(limit=limit, since=_since(since))))
-    _print(entries, as_json, lambda rows: review.interactions_table(rows, _settings(ctx).zone))
+    _print(entries, as_json, lambda rows: tables.interactions_table(rows, _settings(ctx).zone))
 
 
 @cli.group(invoke_without_command=True)
@@ -255,7 +256,7 @@ def runs(ctx: click.Context, as_json: bool, limit: int, since: str | None) -> No
     if ctx.invoked_subcommand is not None:
         return
     found = _run(_with_store(ctx, lambda store: store.list_runs(limit=limit, since=_since(since))))
-    _print(found, as_json, lambda rows: review.runs_table(rows, _settings(ctx).zone))
+    _print(found, as_json, lambda rows: tables.runs_table(rows, _settings(ctx).zone))
 
 
 @runs.command("show")
@@ -266,9 +267,9 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     """Show one run with every step (RUN_ID: its id, or the first 6 or more characters of it)."""
     zone = _settings(ctx).zone
     prefix = run_id.strip().lower()
-    if len(prefix) < review.SHORT_ID_MIN:
+    if len(prefix) < tables.SHORT_ID_MIN:
         click.echo(
-            f"vaultbot: {run_id!r} is too short to name a run: give at least {review.SHORT_ID_MIN} characters "
+            f"vaultbot: {run_id!r} is too short to name a run: give at least {tables.SHORT_ID_MIN} characters "
             "of its id (see `vaultbot runs`).",
             err=True,
         )
@@ -282,7 +283,7 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
 
     run, matches = _run(_with_store(ctx, find))
     if len(matches) > 1:
-        click.echo(review.ambiguous_run(run_id, matches, zone), err=True)
+        click.echo(tables.ambiguous_run(run_id, matches, zone), err=True)
         ctx.exit(1)
     if run is None:
         click.echo(f"vaultbot: no run with id {run_id!r} (see `vaultbot runs`).", err=True)
@@ -290,7 +291,7 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(run, indent=2, ensure_ascii=False, default=str))
     else:
-        click.echo(review.run_detail(run, zone))
+        click.echo(tables.run_detail(run, zone))
 
 
 @cli.command()
@@ -303,9 +304,9 @@ def usage(ctx: click.Context, as_json: bool, since: str | None) -> None:
     start = _first_day(since, zone)
     rows = _run(_with_store(ctx, lambda store: store.usage_by_day(start, zone)))
     if as_json:
-        click.echo(json.dumps([review.usage_json(row) for row in rows], indent=2))
+        click.echo(json.dumps([tables.usage_json(row) for row in rows], indent=2))
     else:
-        click.echo(review.usage_table(rows))
+        click.echo(tables.usage_table(rows))
 
 
 def _first_day(since: str | None, zone: tzinfo) -> datetime | None:
@@ -325,7 +326,7 @@ def _first_day(since: str | None, zone: tzinfo) -> datetime | None:
 @click.pass_context
 def doctor(ctx: click.Context) -> None:
     """Check the configuration and say what works and what does not."""
-    from bot.doctor import diagnose
+    from bot.cli.doctor import diagnose
 
     checks = _run(diagnose(_settings(ctx)))
     for check in checks:

@@ -32,8 +32,8 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as _PydanticSettingsError
 
-from bot.setting_errors import describe_parse_error, describe_validation_error
-from bot.setting_errors import unknown_settings as _unknown_settings
+from bot.settings.errors import describe_parse_error, describe_validation_error
+from bot.settings.errors import unknown_settings as _unknown_settings
 
 ENV_PREFIX = "VAULTBOT_"
 DEFAULT_CONFIG = Path("config/vaultbot.toml")
