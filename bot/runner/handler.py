@@ -19,7 +19,19 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
+from bot.bus import (
+    ACKED,
+    Bus,
+    Button,
+    Delivery,
+    DraftWriter,
+    Event,
+    Fatal,
+    InboundMessage,
+    Progress,
+    Retry,
+    events_topic,
+)
 from bot.clock import Clock, stamped, zone_name
 from bot.db import Database, now_iso
 from bot.runner.budget import DailyBudget
@@ -191,7 +203,7 @@ class TurnHandler:
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             if answered.failure:
                 result.status, result.reason = "failed", answered.failure
-            await self._finish(delivery, context, result)
+            await self._finish(delivery, context, result, button=answered.button)
             return ACKED
         # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
         text = await self._voice.prepare(message, context) if self._voice else message.text
@@ -270,7 +282,11 @@ class TurnHandler:
         await queue_notice(self._bus, context, state.notice(), key="budget-spent", once_per=state.day)
         return True
 
-    async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
+    async def _finish(
+        self, delivery: Delivery, context: ToolContext, result: RunResult, *, button: Button | None = None
+    ) -> None:
+        """Queue the run's reply (with ``button`` under it), record the turn and the run, and ack, as one
+        transaction."""
         # Prepared here, so the unit of work on the database thread is only the writes.
         kept = compact(result.messages)
         stored = encode_turn(kept)  # encoded once: for the estimate and for the row
@@ -278,7 +294,7 @@ class TurnHandler:
         replies = []
         # A run that never called send_message still answers, with its final text.
         if context.sent == 0 and result.final_text.strip():
-            replies.append(reply(context, result.final_text))
+            replies.append(reply(context, result.final_text, button=button))
         # A failed run has already said what failed (a capture's or a command's own reply).
         if result.reason and result.status != "failed":
             replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))
