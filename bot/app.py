@@ -79,7 +79,7 @@ class App:
         budget = None
         if settings.budget.daily_usd is not None and mode == "assistant":
             budget = DailyBudget(store, clock, settings.budget.daily_usd)
-        review = ReviewLink(token=settings.review.token)
+        review = ReviewLink(token=settings.review.token, app_url=settings.review.app_url)
         transcriber = build_transcriber(settings)
         voice = VoiceNotes(
             db=db, bus=bus, store=store, vault_root=notes.root, settings=settings.transcribe, client=transcriber

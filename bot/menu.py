@@ -14,7 +14,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("find", "Search your notes"),
     ("log", "Show the latest entries of the interaction log"),
     ("status", "What mode I'm in and how things are going"),
-    ("review", "The address of the review page"),
+    ("review", "Open the review page"),
     ("reminders", "List your pending reminders"),
     ("cancel", "Cancel a reminder by its id"),
 ]

@@ -1,5 +1,7 @@
 """Screenshots of the review page for the README: a few real turns (an in-process scripted model
-standing in for Claude, everything else real) in a scratch store, then Chromium at desktop width.
+standing in for Claude, everything else real) in a scratch store, then Chromium at desktop width,
+and at a phone's 360 px as a Telegram Mini App (signed in with init data signed here, in Telegram's
+light and dark themes).
 
     .venv/bin/python scripts/review_screenshots.py [docs/]
 """
@@ -23,8 +25,40 @@ from bot.bus import INBOUND, InboundMessage, Sender  # noqa: E402
 from bot.runner import ModelReply, Usage  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from bot.web import ReviewServer, review_page, review_token  # noqa: E402
+from tests.web.telegram_init_data import fragment, signed  # noqa: E402
 
 MODEL = "claude-sonnet-5"
+BOT_TOKEN = "123456:screenshot-token"
+USER = 4242
+# Telegram's theme parameters as its Android app sends them.
+THEMES = {
+    "light": {
+        "bg_color": "#ffffff",
+        "secondary_bg_color": "#f0f0f0",
+        "section_bg_color": "#ffffff",
+        "text_color": "#222222",
+        "hint_color": "#a8a8a8",
+        "subtitle_text_color": "#82868a",
+        "link_color": "#2678b6",
+        "button_color": "#50a8eb",
+        "button_text_color": "#ffffff",
+        "section_separator_color": "#e7e7e7",
+        "destructive_text_color": "#cc2929",
+    },
+    "dark": {
+        "bg_color": "#212d3b",
+        "secondary_bg_color": "#151e27",
+        "section_bg_color": "#1d2733",
+        "text_color": "#ffffff",
+        "hint_color": "#7d8b99",
+        "subtitle_text_color": "#7e8b98",
+        "link_color": "#5eabe1",
+        "button_color": "#50a8eb",
+        "button_text_color": "#ffffff",
+        "section_separator_color": "#0d1218",
+        "destructive_text_color": "#ee686f",
+    },
+}
 _ids = itertools.count(1)
 
 
@@ -129,7 +163,11 @@ class Demo:
 async def main(out: Path) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         settings = Settings(
-            _env_file=None, vault={"path": Path(scratch) / "vault"}, store={"path": Path(scratch) / "db.sqlite"}
+            _env_file=None,
+            vault={"path": Path(scratch) / "vault"},
+            store={"path": Path(scratch) / "db.sqlite"},
+            telegram={"token": BOT_TOKEN, "allowed_users": [USER]},
+            review={"public_url": "https://review.example.com"},
         )
         replies = [reply for _, _, script in SCRIPT for reply in script]
         async with await App.open(settings, model=Demo(replies)) as app:
@@ -160,6 +198,13 @@ async def _shoot(base: str, token: str, run_id: str, out: Path) -> None:
         await page.screenshot(path=out / "review-timeline.png", full_page=True)
         await page.goto(f"{base}/runs/{run_id}")
         await page.screenshot(path=out / "review-run.png", full_page=True)
+        for name, theme in THEMES.items():
+            phone = await browser.new_context(viewport={"width": 360, "height": 740}, device_scale_factor=2)
+            page = await phone.new_page()
+            await page.goto(f"{base}/telegram/{fragment(signed(BOT_TOKEN, user_id=USER), theme)}")
+            await page.wait_for_url(f"{base}/")
+            await page.screenshot(path=out / f"review-mini-app-{name}.png")
+            await phone.close()
         await browser.close()
 
 
@@ -167,4 +212,4 @@ if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "docs")
     target.mkdir(parents=True, exist_ok=True)
     asyncio.run(main(target))
-    print(f"wrote {target / 'review-timeline.png'} and {target / 'review-run.png'}")
+    print(f"wrote review-timeline.png, review-run.png and review-mini-app-{{light,dark}}.png in {target}")

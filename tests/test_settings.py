@@ -31,6 +31,7 @@ SAMPLES = {
     "VAULTBOT_VAULT__CAPTURE_TO": "daily",
     "VAULTBOT_MODEL__SDK_MAX_RETRIES": "3",
     "VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen",
+    "VAULTBOT_REVIEW__PUBLIC_URL": "https://review.example.com",
 }
 # Settings that are refused alone: the other variables that must be set with them.
 COMPANIONS = {"VAULTBOT_TELEGRAM__WEBHOOK_URL": {"VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen"}}
@@ -221,6 +222,17 @@ def test_a_secret_left_blank_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
         ("VAULTBOT_TELEGRAM__ALLOWED_USERS", '["bob"]', "VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list"),
         ("VAULTBOT_MODEL__MAX_TOOL_CALLS", "0", "VAULTBOT_MODEL__MAX_TOOL_CALLS"),
         ("VAULTBOT_BUS__MAX_ATTEMPTS", "many", "VAULTBOT_BUS__MAX_ATTEMPTS"),
+        # Telegram opens only https pages, and the page's links start at its root.
+        (
+            "VAULTBOT_REVIEW__PUBLIC_URL",
+            "http://review.example.com",
+            "VAULTBOT_REVIEW__PUBLIC_URL: expected the https://",
+        ),
+        (
+            "VAULTBOT_REVIEW__PUBLIC_URL",
+            "https://example.com/review",
+            "VAULTBOT_REVIEW__PUBLIC_URL: expected the https://",
+        ),
     ],
 )
 def test_bad_value_names_the_setting(monkeypatch: pytest.MonkeyPatch, name: str, value: str, expected: str) -> None:

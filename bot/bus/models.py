@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 __all__ = [
     "EVENTS",
     "Audio",
+    "Button",
     "INBOUND",
     "OUTBOUND",
     "Event",
@@ -90,6 +91,14 @@ class InboundMessage(BaseModel):
         return str(self.meta.get("reply_to", self.sender.id))
 
 
+class Button(BaseModel):
+    """A button under a message that opens a web page: in Telegram inside the chat, as a Mini App
+    (which Telegram signs in); a channel without buttons shows its address."""
+
+    text: str
+    url: str
+
+
 class OutboundMessage(BaseModel):
     """A message to a person; keyed on the bus by (``in_reply_to``, ``sequence``)."""
 
@@ -100,6 +109,7 @@ class OutboundMessage(BaseModel):
     in_reply_to: str | None = None
     sequence: int = 0
     kind: Literal["reply", "notice", "error"] = "reply"
+    button: Button | None = None
 
 
 class Event(BaseModel):

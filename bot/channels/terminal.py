@@ -131,7 +131,9 @@ class TerminalChannel:
                 self._end_line()
                 self._draft = None
                 return
-            self._print(_PREFIX if message.kind == "reply" else "vaultbot (notice)> ", message.text)
+            # A terminal has no buttons: it shows where one leads.
+            shown = f"{message.text}\n[{message.button.text}] {message.button.url}" if message.button else message.text
+            self._print(_PREFIX if message.kind == "reply" else "vaultbot (notice)> ", shown)
         except OutputClosed:
             await _hold()
 

@@ -107,6 +107,7 @@ def _telegram(app: App) -> TelegramChannel:
         notes=app.notes,
         progress=app.progress,
         lease=app.settings.bus.lease_seconds,
+        review_app=app.settings.review.app_url,
     )
 
 

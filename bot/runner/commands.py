@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.bus import Button
 from bot.clock import Clock, local_time
 from bot.menu import COMMANDS
 from bot.reminders import ReminderBook, ReminderError
@@ -37,6 +38,7 @@ Send me thoughts, tasks, links or photos and I file them; ask me about them late
 
 UNKNOWN = "I don't know the command /{name}, so I did nothing with that message.\n\n"
 
+REVIEW_IN_TELEGRAM = "The review page: everything I did, step by step. Tap Review to open it."
 REVIEW_OFF = (
     "The review page is not being served. Start it on the machine that runs me with `vaultbot review`, "
     "or set VAULTBOT_REVIEW__ENABLED=true for `vaultbot run`."
@@ -59,6 +61,7 @@ class CommandResult:
     tools_called: list[str] = field(default_factory=list)
     # Why the command failed (a note that could not be saved): the run is recorded as failed.
     failure: str | None = None
+    button: Button | None = None
 
 
 def parse_command(text: str) -> Command | None:
@@ -114,8 +117,7 @@ class CommandRunner:
         if command.name == "status":
             return await self._status(context)
         if command.name == "review":
-            url = await self._review.find(self._store)
-            return CommandResult(f"The review page: {url}" if url else REVIEW_OFF)
+            return await self._review_page()
         if command.name == "reminders":
             return await self._list_reminders(context)
         if command.name == "cancel":
@@ -124,6 +126,12 @@ class CommandRunner:
             return CommandResult(UNKNOWN.format(name=command.name) + HELP)
         greeting = "Hello! " if command.name == "start" else ""
         return CommandResult(greeting + HELP + self._mode_line())
+
+    async def _review_page(self) -> CommandResult:
+        if self._review.app_url is not None:
+            return CommandResult(REVIEW_IN_TELEGRAM, button=Button(text="Review", url=self._review.app_url))
+        url = await self._review.find(self._store)
+        return CommandResult(f"The review page: {url}" if url else REVIEW_OFF)
 
     async def _note(self, text: str, context: ToolContext) -> CommandResult:
         if not text:

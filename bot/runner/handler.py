@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bot.backoff import describe
-from bot.bus import ACKED, Bus, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
+from bot.bus import ACKED, Bus, Button, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
 from bot.clock import Clock, stamped, zone_name
 from bot.db import Database, now_iso
 from bot.runner.budget import DailyBudget
@@ -192,7 +192,7 @@ class TurnHandler:
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             if answered.failure:
                 result.status, result.reason = "failed", answered.failure
-            await self._finish(delivery, context, result)
+            await self._finish(delivery, context, result, button=answered.button)
             return ACKED
         # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
         text = await self._voice.prepare(message, context) if self._voice else message.text
@@ -271,14 +271,18 @@ class TurnHandler:
         await queue_notice(self._bus, context, state.notice(), key="budget-spent", once_per=state.day)
         return True
 
-    async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
+    async def _finish(
+        self, delivery: Delivery, context: ToolContext, result: RunResult, *, button: Button | None = None
+    ) -> None:
+        """Queue the run's reply (with ``button`` under it), record the turn and the run, and ack, as one
+        transaction."""
         kept = compact(result.messages)
         stored = encode_turn(kept)  # encoded once: for the estimate and for the row
         tokens = estimate_json_tokens(stored)
         replies = []
         # A run that never called send_message still answers, with its final text.
         if context.sent == 0 and result.final_text.strip():
-            replies.append(reply(context, result.final_text))
+            replies.append(reply(context, result.final_text, button=button))
         # A failed run has already said what failed (a capture's or a command's own reply).
         if result.reason and result.status != "failed":
             replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))

@@ -26,10 +26,12 @@ _LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 @dataclass
 class ReviewLink:
     """The review page's address: ``url`` once this process serves it (set by whoever serves it),
-    else one another process recorded. ``token`` is this process's configured token, if any."""
+    else one another process recorded. ``token`` is this process's configured token, if any;
+    ``app_url`` the page's address as a Telegram Mini App, when it has a public one."""
 
     url: str | None = None
     token: SecretStr | None = None
+    app_url: str | None = None
 
     async def find(self, store: Store) -> str | None:
         """The address to open (token included when this process knows the page's token), or None

@@ -38,6 +38,8 @@ from bot.settings.errors import unknown_settings as _unknown_settings
 ENV_PREFIX = "VAULTBOT_"
 DEFAULT_CONFIG = Path("config/vaultbot.toml")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+# Where the review page signs a person in with Telegram's init data (bot.web serves it).
+MINI_APP_PATH = "/telegram/"
 
 
 def _blank_is_none(value: SecretStr | None) -> SecretStr | None:
@@ -154,6 +156,27 @@ class ReviewSettings(BaseModel):
     host: str = Field("127.0.0.1", min_length=1, description="Address to listen on; the default is this machine only.")
     port: int = Field(8765, ge=0, le=65535)
     token: Secret = Field(None, description="The access token; generated once and kept in the store when unset.")
+    public_url: str | None = Field(
+        None,
+        description="The https:// address (a reverse proxy's) that reaches the page's root: it opens in Telegram "
+        "as a Mini App.",
+    )
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_root(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        # The page's own links start at "/", so the address must be its root, and Telegram opens only https.
+        if not re.fullmatch(r"https://[^/\s?#]+/?", v.strip()):
+            raise ValueError("expected the https:// address of the page's root, such as https://review.example.com")
+        return v.strip().rstrip("/")
+
+    @property
+    def app_url(self) -> str | None:
+        """The address Telegram opens as the Mini App (the page's sign-in with Telegram), or None
+        when there is no public address."""
+        return f"{self.public_url}{MINI_APP_PATH}" if self.public_url else None
 
 
 class RemindersSettings(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.bus import Bus, OutboundMessage, Publication, outbound_topic
+from bot.bus import Bus, Button, OutboundMessage, Publication, outbound_topic
 from bot.clock import unstamp
 from bot.store import Store
 from bot.tools.context import ToolContext
@@ -26,11 +26,12 @@ async def queue_notice(bus: Bus, context: ToolContext, text: str, *, key: str, o
     return await _queue(bus, notice(context, text, key=key, once_per=once_per))
 
 
-def reply(context: ToolContext, text: str) -> Publication:
-    """The publication :func:`queue_reply` makes, for a caller that publishes it with other writes."""
+def reply(context: ToolContext, text: str, *, button: Button | None = None) -> Publication:
+    """The publication :func:`queue_reply` makes, for a caller that publishes it with other writes;
+    ``button`` goes under it."""
     sequence = context.next_sequence()
     # A model may imitate the time stamps on the user's messages; the user never sees them.
-    return _publication(context, unstamp(text), kind="reply", sequence=sequence, key=str(sequence))
+    return _publication(context, unstamp(text), kind="reply", sequence=sequence, key=str(sequence), button=button)
 
 
 def notice(context: ToolContext, text: str, *, key: str, once_per: str | None = None) -> Publication:
@@ -50,7 +51,14 @@ async def _queue(bus: Bus, publication: Publication) -> bool:
 
 
 def _publication(
-    context: ToolContext, text: str, *, kind: str, sequence: int, key: str, scope: str | None = None
+    context: ToolContext,
+    text: str,
+    *,
+    kind: str,
+    sequence: int,
+    key: str,
+    scope: str | None = None,
+    button: Button | None = None,
 ) -> Publication:
     message = OutboundMessage(
         channel=context.channel,
@@ -60,6 +68,7 @@ def _publication(
         in_reply_to=context.inbound_id,
         sequence=sequence,
         kind=kind,  # type: ignore[arg-type]
+        button=button,
     )
     return Publication(
         outbound_topic(context.channel),

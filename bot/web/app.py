@@ -17,8 +17,8 @@ from starlette.staticfiles import StaticFiles
 from bot.db import Database
 from bot.settings import Settings
 from bot.store import ReadOnlyDatabase, Store, StoreReader
-from bot.web import dead_letters, health, notes, runs, timeline, usage
-from bot.web.access import TokenGate
+from bot.web import dead_letters, health, notes, runs, telegram, timeline, usage
+from bot.web.access import DOOR, Session, TokenGate
 from bot.web.render import Renderer
 from bot.web.sources import ReviewSources
 
@@ -39,13 +39,25 @@ def routes() -> list[BaseRoute]:
         Route("/health", health.health_page),
         Route("/dead-letters", dead_letters.dead_letter_list),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        # The one address open without the token: the Mini App signs in here, and it shows nothing else.
+        Mount(
+            DOOR,
+            routes=[
+                Route("/", telegram.door),
+                Route("/session", telegram.sign_in, methods=["POST"]),
+                Mount("/assets", StaticFiles(directory=telegram.ASSETS), name="assets"),
+            ],
+        ),
     ]
 
 
 def build_app(sources: ReviewSources, token: str) -> Starlette:
-    """The review page; every request needs ``token``."""
-    app = Starlette(routes=routes(), middleware=[Middleware(TokenGate, token=token)])
+    """The review page; every request needs ``token`` (or the cookie it, or Telegram's init data at
+    the door, sets)."""
+    session = Session(token)
+    app = Starlette(routes=routes(), middleware=[Middleware(TokenGate, session=session)])
     app.state.review = sources
+    app.state.session = session
     return app
 
 

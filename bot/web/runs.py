@@ -12,8 +12,6 @@ from bot.store import RUN_STATUSES
 from bot.web.sources import sources
 
 PAGE_SIZE = 50
-# A step's output longer than this is folded, its summary (or first lines) shown first.
-FOLD_CHARS = 600
 
 
 async def run_list(request: Request) -> Response:
@@ -58,7 +56,6 @@ def _step_view(step: dict[str, Any]) -> dict[str, Any]:
     if step["kind"] == "tool":
         view["input_brief"] = brief(step["input"])
         view["output_brief"] = brief({k: v for k, v in output.items() if k != "success"} if output else step["output"])
-    view["folded"] = len(json.dumps(step["output"], default=str)) > FOLD_CHARS
     return view
 
 

@@ -9,7 +9,8 @@ string values are sent raw, every other value JSON-encoded. The fake decodes eac
 Script it: ``push_update`` (with the ``*_update`` builders below) feeds ``getUpdates`` with real
 offset / long-poll semantics; ``add_file`` registers downloads; ``fail_next``, ``reject_entities``
 and ``conflict`` inject errors. Every call lands in ``requests``; ``sent``, ``edits``, ``drafts``,
-``actions`` and ``commands`` summarise the outgoing side, ``downloads`` the files fetched. ``wait_for`` /
+``actions``, ``commands`` and ``menu_buttons`` summarise the outgoing side (a sent message's ``reply_markup``
+included), ``downloads`` the files fetched. ``wait_for`` /
 ``await_for`` block until a predicate of the fake holds; ``hold`` keeps a call on the wire until released.
 """
 
@@ -419,6 +420,7 @@ class FakeTelegram:
         self.drafts: list[dict[str, Any]] = []
         self.actions: list[dict[str, Any]] = []  # sendChatAction: {"chat_id", "action"}
         self.commands: list[dict[str, Any]] | None = None  # last setMyCommands payload
+        self.menu_buttons: dict[Any, dict[str, Any]] = {}  # setChatMenuButton: chat_id -> menu_button
         self.deleted: list[dict[str, Any]] = []  # deleteMessage: {"chat_id", "message_id"}
         self.get_updates_offsets: list[int | None] = []
         self.downloads: list[str] = []  # file paths downloaded from base_file_url
@@ -728,10 +730,33 @@ class FakeTelegram:
             return {"id": chat_id, "type": "private", "first_name": "Ann"}
         return {"id": -100999, "type": "channel", "title": str(chat_id)}
 
+    @staticmethod
+    def _check_web_app(button: dict[str, Any]) -> None:
+        """Telegram opens only https pages as Mini Apps."""
+        url = (button.get("web_app") or {}).get("url")
+        if not isinstance(url, str) or not url.startswith("https://"):
+            raise _ApiError(400, f"Bad Request: Web App URL '{url}' is invalid: Only HTTPS links are allowed")
+
+    def _check_markup(self, params: dict[str, Any]) -> None:
+        markup = params.get("reply_markup")
+        if markup is None:
+            return
+        rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+        if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+            raise _ApiError(400, "Bad Request: can't parse reply keyboard markup JSON object")
+        for button in (b for row in rows for b in row):
+            if not isinstance(button, dict) or not isinstance(button.get("text"), str):
+                raise _ApiError(400, "Bad Request: can't parse inline keyboard button: text not found")
+            if "web_app" in button:
+                if not isinstance(params.get("chat_id"), int) or params["chat_id"] < 0:
+                    raise _ApiError(400, "Bad Request: BUTTON_TYPE_INVALID")  # web_app buttons: private chats only
+                self._check_web_app(button)
+
     def _api_sendmessage(self, params: dict[str, Any]) -> Any:
         if params.get("chat_id") is None:
             raise _ApiError(400, "Bad Request: chat_id is empty")
         text = self._check_text(params)
+        self._check_markup(params)
         with self._lock:
             message_id = next(self._bot_message_ids)
             msg: dict[str, Any] = {
@@ -743,6 +768,8 @@ class FakeTelegram:
             }
             if params.get("entities"):
                 msg["entities"] = params["entities"]
+            if params.get("reply_markup"):
+                msg["reply_markup"] = params["reply_markup"]
             self._messages[(params["chat_id"], message_id)] = msg
             reply_parameters = params.get("reply_parameters")
             entry: dict[str, Any] = {
@@ -752,6 +779,7 @@ class FakeTelegram:
                 "entities": None,
                 "parse_mode": None,
                 "reply_parameters": None,
+                "reply_markup": None,
                 "reply_to_message_id": (
                     reply_parameters.get("message_id") if isinstance(reply_parameters, dict) else None
                 ),
@@ -799,6 +827,18 @@ class FakeTelegram:
     def _api_setmycommands(self, params: dict[str, Any]) -> Any:
         with self._lock:
             self.commands = params.get("commands")
+        return True
+
+    def _api_setchatmenubutton(self, params: dict[str, Any]) -> Any:
+        button = params.get("menu_button") or {"type": "default"}
+        if button.get("type") not in ("commands", "web_app", "default"):
+            raise _ApiError(400, "Bad Request: unsupported menu button type")
+        if button["type"] == "web_app":
+            if not isinstance(button.get("text"), str) or not button["text"]:
+                raise _ApiError(400, "Bad Request: menu button text is empty")
+            self._check_web_app(button)
+        with self._lock:
+            self.menu_buttons[params.get("chat_id")] = button
         return True
 
     def _api_getmycommands(self, params: dict[str, Any]) -> Any:

@@ -1,21 +1,23 @@
 """Promises the review page keeps on every address it answers, taken from its own route table so
 that a route added later is covered without anyone remembering to: nothing of the page without
 the token (none, or a wrong one in the query or the cookie), and the security headers on every
-response, errors included."""
+response, errors included. The Mini App's door (the one mount of routes in the table) is open
+without the token, and shows nothing of the page and sets no cookie without Telegram's init data."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import httpx
 import pytest
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from bot.app import App
 from bot.web import routes
-from bot.web.access import BAD_TOKEN, COOKIE, NO_TOKEN, SECURITY_HEADERS
+from bot.web.access import BAD_TOKEN, COOKIE, DOOR, NO_TOKEN, SECURITY_HEADERS
 from tests.web.conftest import Served
 
 AppFactory = Callable[..., Awaitable[App]]
@@ -25,22 +27,31 @@ UNKNOWN = "/no-such-page"
 _PARAM = re.compile(r"\{([^}:]+)(?::[^}]+)?\}")
 
 
-def addresses() -> list[str]:
-    """One address for every route of the app (its parameters filled in), every static file, and
-    an unknown one."""
+def addresses(routes: list[BaseRoute], prefix: str = "") -> list[str]:
+    """One address for every route (its parameters filled in) and every static file under ``routes``."""
     found: list[str] = []
-    for route in routes():
+    for route in routes:
         if isinstance(route, Route):
-            found.append(_PARAM.sub(lambda m: "Inbox/a note.md" if m.group(1) == "path" else "0123abcd", route.path))
+            path = _PARAM.sub(lambda m: "Inbox/a note.md" if m.group(1) == "path" else "0123abcd", route.path)
+            found.append(prefix + path)
         elif isinstance(route, Mount) and isinstance(route.app, StaticFiles):
             assert route.app.directory is not None
-            found.extend(f"{route.path}/{file.name}" for file in sorted(route.app.directory.iterdir()))  # type: ignore[union-attr]
+            directory = Path(route.app.directory)
+            found.extend(f"{prefix}{route.path}/{file.name}" for file in sorted(directory.iterdir()))
+        elif isinstance(route, Mount) and prefix + route.path == DOOR:
+            found.extend(addresses(route.routes, prefix + route.path))
         else:
             raise AssertionError(f"a route this test does not know how to visit: {route!r}")
-    return [*found, UNKNOWN]
+    return found
 
 
-ADDRESSES = addresses()
+def gated(paths: list[str]) -> list[str]:
+    return [p for p in paths if not p.startswith(DOOR + "/")]
+
+
+EVERY = addresses(routes())
+ADDRESSES = [*gated(EVERY), UNKNOWN]
+DOOR_ADDRESSES = [p for p in EVERY if p not in ADDRESSES]
 
 
 @pytest.fixture
@@ -91,3 +102,24 @@ async def test_every_response_carries_the_security_headers(served: Served, path:
         ):
             assert response.status_code < 500, (path, response.status_code)
             assert_secured(response)
+
+
+async def test_the_door_is_the_only_open_address_and_shows_nothing_of_the_page(
+    make_app: AppFactory, serve_review: Serve
+) -> None:
+    app = await make_app()
+    await app.store.add_interaction(conversation="telegram:42", category="note", summary="SECRET-SUMMARY", run_id=None)
+    served = await serve_review(app)
+    assert DOOR_ADDRESSES == [f"{DOOR}/", f"{DOOR}/session", f"{DOOR}/assets/door.css", f"{DOOR}/assets/miniapp.js"]
+    async with httpx.AsyncClient(base_url=served.base) as client:
+        for path in DOOR_ADDRESSES:
+            for response in (await client.get(path), await client.post(path, content=b"")):
+                assert "SECRET-SUMMARY" not in response.text, path
+                assert "set-cookie" not in response.headers, path
+                assert response.status_code in (200, 403, 405), (path, response.status_code)
+                assert_secured(response)
+        # Not set up as a Mini App (no public address, no Telegram token): the door lets nobody in.
+        signing_in = await client.post(f"{DOOR}/session", content=b"user=%7B%22id%22%3A42%7D&auth_date=1&hash=00")
+        assert signing_in.status_code == 403 and "not set up as a Telegram Mini App" in signing_in.text
+        assert "set-cookie" not in signing_in.headers
+        assert (await client.get("/")).status_code == 401

@@ -16,7 +16,7 @@ import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
 
-from telegram import Bot, BotCommand
+from telegram import Bot, BotCommand, MenuButton, MenuButtonDefault, MenuButtonWebApp, WebAppInfo
 from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
@@ -53,7 +53,8 @@ STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 
 class TelegramChannel:
     """Serves one bot token until :meth:`stop`; shows the replies on ``progress`` as they are written
-    when ``settings.draft_interval`` is above 0."""
+    when ``settings.draft_interval`` is above 0. With ``review_app`` (the review page's Mini App
+    address), each allowlisted user's chat gets a "Review" menu button that opens it."""
 
     def __init__(
         self,
@@ -68,6 +69,7 @@ class TelegramChannel:
         typing_interval: float = 4.0,
         max_attempts: int = 10,
         lease: float = 30.0,
+        review_app: str | None = None,
     ) -> None:
         if settings.token is None:
             raise ValueError("the Telegram channel needs a token")
@@ -80,6 +82,7 @@ class TelegramChannel:
             get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 10),
         )
         self._settings = settings
+        self._review_app = review_app
         self._typing = Typing(self.bot, bus, interval=typing_interval)
         self.receiver = TelegramReceiver(
             self.bot,
@@ -143,6 +146,7 @@ class TelegramChannel:
         senders = (self.outbox_worker, self.events_worker)
         async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
+            await self._set_menu_buttons()
             async with asyncio.TaskGroup() as tasks:
                 for sender in senders:
                     tasks.create_task(sender.run())
@@ -164,6 +168,19 @@ class TelegramChannel:
                         drafting.cancel()
                         await asyncio.gather(drafting, return_exceptions=True)
                     await self._typing.close()
+
+    async def _set_menu_buttons(self) -> None:
+        """The "Review" menu button in each allowlisted user's chat, or Telegram's default one when
+        there is no Mini App (so a button left from an earlier setting does not lead nowhere). A chat
+        Telegram refuses (a user who never opened one with the bot) is logged and skipped."""
+        button: MenuButton = (
+            MenuButtonWebApp("Review", WebAppInfo(self._review_app)) if self._review_app else MenuButtonDefault()
+        )
+        for user in self._settings.allowed_users:
+            try:
+                await self.bot.set_chat_menu_button(chat_id=user, menu_button=button)
+            except TelegramError as exc:
+                log.warning("telegram: could not set the menu button of chat %s: %s", user, exc)
 
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
         settings = self._settings

@@ -10,10 +10,10 @@ import asyncio
 import logging
 import time
 
-from telegram import Bot, MessageEntity
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, MessageEntity, WebAppInfo
 from telegram.error import BadRequest, Forbidden, RetryAfter
 
-from bot.bus import Bus, Delivery, Event, Fatal, OutboundMessage, Retry
+from bot.bus import Bus, Button, Delivery, Event, Fatal, OutboundMessage, Retry
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import formatting_refused, retry_after_seconds
 from bot.channels.telegram.indicator import Typing
@@ -54,7 +54,9 @@ class TelegramSender:
             await self._drafts.settle(message.in_reply_to)
         for index in range(await self._bus.progress(delivery.id), len(chunks)):
             await self._pace(chat_id)
-            await self._send(chat_id, chunks[index])
+            # A button goes under the last part of the message, where reading ends.
+            last = index == len(chunks) - 1
+            await self._send(chat_id, chunks[index], _keyboard(message.button) if last else None)
             await self._bus.set_progress(delivery.id, index + 1)
         if message.kind == "reply" and not self._still_working(message):
             self._typing.stop(chat_id)
@@ -90,16 +92,23 @@ class TelegramSender:
             await asyncio.sleep(wait)
         self._last_sent[chat_id] = time.monotonic()
 
-    async def _send(self, chat_id: int, chunk: Chunk) -> None:
+    async def _send(self, chat_id: int, chunk: Chunk, markup: InlineKeyboardMarkup | None = None) -> None:
         entities = [MessageEntity(**e) for e in chunk.entities] or None
         try:
-            await self._bot.send_message(chat_id, chunk.text, entities=entities)
+            await self._bot.send_message(chat_id, chunk.text, entities=entities, reply_markup=markup)
         except RetryAfter as exc:
             raise Retry(delay=retry_after_seconds(exc), reason="Telegram asked to slow down") from exc
         except BadRequest as exc:
             if entities is None or not formatting_refused(exc):
                 raise Fatal(f"Telegram refused the message: {exc}") from exc
             log.warning("telegram: formatting refused (%s); sending as plain text", exc)
-            await self._bot.send_message(chat_id, chunk.text)
+            await self._bot.send_message(chat_id, chunk.text, reply_markup=markup)
         except Forbidden as exc:
             raise Fatal(f"Telegram will not deliver to chat {chat_id}: {exc}") from exc
+
+
+def _keyboard(button: Button | None) -> InlineKeyboardMarkup | None:
+    """``button`` as Telegram shows a web page in the chat: an inline ``web_app`` button."""
+    if button is None:
+        return None
+    return InlineKeyboardMarkup([[InlineKeyboardButton(button.text, web_app=WebAppInfo(button.url))]])
