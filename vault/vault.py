@@ -16,6 +16,7 @@ from typing import Any
 
 from vault import frontmatter, meta
 from vault.catalog import Catalog
+from vault.documents import DocumentText, extract, is_document
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound
 from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
@@ -361,10 +362,18 @@ class Vault:
     # --- read --------------------------------------------------------------------------
 
     def read(self, path: str) -> Note:
-        """The note at ``path`` (``.md`` optional), or else the note with that title or file name."""
+        """The note at ``path`` (``.md`` optional), or else the note with that title or file name.
+
+        A document's path (a PDF, a text, CSV or JSON file) gives its text, with page markers, as the
+        note's content; a document whose text cannot be read says why instead."""
         query = path.strip()
         if not query:
             raise InvalidNote("Give the path or title of the note to read.")
+        if is_document(query) and self.resolve(query).is_file():
+            rel, text = self.read_document(query)
+            name = rel.rsplit("/", 1)[-1]
+            content = text.text if text.problem is None else f"(The text of {name} cannot be read: {text.problem}.)"
+            return Note(rel, name, content, {})
         bare = query[: -len(NOTE_SUFFIX)] if query.lower().endswith(NOTE_SUFFIX) else query
         candidate = self.resolve(bare + NOTE_SUFFIX)
         found = candidate if candidate.is_file() else self._match_title(bare)
@@ -374,6 +383,21 @@ class Vault:
         front, body = self._load(found)
         self._seen[found.resolve()] = signature
         return Note(self._rel(found), meta.title_of(front, found.stem), body, front)
+
+    def read_document(self, path: str) -> tuple[str, DocumentText]:
+        """The vault-relative path and the text of the document at ``path`` (bounded, see
+        :mod:`vault.documents`); it is put in line for the search index too, so a search finds it at once."""
+        found = self.resolve(path)
+        self._refuse_link_out(found)
+        data = found.read_bytes()
+        stat = found.stat()
+        rel = self._rel(found)
+        text = extract(data, found.name)
+        if is_document(rel):
+            self._catalog.add(self._catalog.document_entry(rel, data, stat, text))
+        else:  # a Markdown file is a note, indexed as notes are
+            self._catalog.record(rel, data, stat)
+        return rel, text
 
     def _match_title(self, bare: str) -> Path | None:
         self._catalog.fresh()
