@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass
 
 from bot.bus import INBOUND, Bus, Progress, Worker
+from bot.clip import Clipper, Resolver, resolve
 from bot.clock import Clock
 from bot.db import Database
 from bot.reminders import ReminderBook, Scheduler
@@ -51,11 +52,20 @@ class App:
     transcriber: TranscriptionClient | None
     # Replies as they are written, for the channels that show them (ephemeral, in-process).
     progress: Progress
+    clipper: Clipper
 
     @classmethod
-    async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
+    async def open(
+        cls,
+        settings: Settings,
+        *,
+        model: ModelClient | None = None,
+        clock: Clock | None = None,
+        resolver: Resolver = resolve,
+    ) -> App:
         """Open the store and vault and build the runner. ``model`` replaces the configured one;
-        ``clock`` (the user's zone and ``now``) replaces the real one."""
+        ``clock`` (the user's zone and ``now``) replaces the real one; ``resolver`` the name lookup
+        of ``clip_link``'s fetching."""
         clock = clock or Clock(settings.zone)
         prices = await asyncio.to_thread(load_prices, settings.model.pricing)
         db = await Database.open(settings.store.path)
@@ -72,7 +82,8 @@ class App:
             raise
         reminders = ReminderBook(db, bus, store, clock, max_pending=settings.reminders.max_pending)
         scheduler = Scheduler(reminders)
-        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake)
+        clipper = Clipper(notes=notes, db=db, settings=settings.clip, resolver=resolver)
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper)
         summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
         budget = None
@@ -134,6 +145,7 @@ class App:
             scheduler,
             transcriber,
             progress,
+            clipper,
         )
 
     def runner_worker(self) -> Worker:
@@ -166,6 +178,7 @@ class App:
             await self.summarizer.close()
         if self.transcriber is not None:
             await self.transcriber.close()
+        await self.clipper.close()
         await asyncio.to_thread(self.notes.close)
         await self.db.close()
 

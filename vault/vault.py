@@ -106,8 +106,11 @@ class Vault:
         confidence: int | None = None,
         mode: str = "create",
         source: str | None = None,
+        front_matter: dict[str, Any] | None = None,
     ) -> WriteResult:
         """Create, append to or replace the note called ``title`` in ``folder``.
+
+        ``front_matter`` adds fields to a new note's front matter (a clipping's author, published, description).
 
         ``create`` never overwrites: an identical note is reported unchanged, a different one
         makes this note "Title 2", "Title 3"…; ``append`` adds to the end (creating if needed);
@@ -120,7 +123,8 @@ class Vault:
         if "\x00" in content:
             raise InvalidNote("Note content cannot contain NUL bytes.")
         directory = self._write_folder(folder)
-        fields = {"tags": meta.clean_tags(tags), "confidence": confidence, "source": source}
+        extra = front_matter or {}
+        fields = {"tags": meta.clean_tags(tags), "confidence": confidence, "source": source, "extra": extra}
         stem, title = note_stem(title), title.strip()
         if mode == "create":
             # The note's bytes reach the disk before the folder lock is taken: other writers into
@@ -197,6 +201,7 @@ class Vault:
         front.update(created=stamp, updated=stamp)
         if fields["source"] is not None:
             front["source"] = fields["source"]
+        front.update({key: value for key, value in fields["extra"].items() if key not in front})
         text, front, body = frontmatter.render_parsed(front, content)
         data = text.encode("utf-8")
         try:
