@@ -8,6 +8,7 @@ a person may give any unique prefix of :data:`MIN_PREFIX` characters or more.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from bot.db import Database, Tx, now_iso
 
