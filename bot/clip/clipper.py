@@ -66,7 +66,7 @@ class Clipper:
         started = time.perf_counter()
         fetched = await self._fetcher.fetch(source)
         fetched_at = time.perf_counter()
-        clipping = await asyncio.to_thread(self.file, fetched, source, folder or self._folder)
+        clipping = await asyncio.to_thread(file_page, self._notes, fetched, source, folder or self._folder)
         await self._db.execute(
             "INSERT INTO clips (url, path, title, excerpt, words, created_at) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (url) DO UPDATE SET path = excluded.path, title = excluded.title, "
@@ -83,19 +83,6 @@ class Clipper:
         )
         return clipping
 
-    def file(self, fetched: Fetched, source: str, folder: str) -> Clipping:
-        """Parse, extract, convert and file a fetched page (blocking: run it in a thread)."""
-        page = page_of(fetched)
-        written = self._notes.write(
-            folder,
-            page.title,
-            page.markdown,
-            tags=["clippings"],
-            source=source,
-            front_matter=_web_clipper_fields(page),
-        )
-        return Clipping(written.path, page.title, excerpt(page.markdown), len(page.markdown.split()), source)
-
     async def _known(self, source: str) -> Clipping | None:
         row = await self._db.fetchone("SELECT path, title, excerpt, words FROM clips WHERE url = ?", (source,))
         if row is None:
@@ -103,6 +90,20 @@ class Clipper:
         if not await asyncio.to_thread(lambda: self._notes.resolve(row["path"]).is_file()):
             return None  # deleted since: clipped anew
         return Clipping(row["path"], row["title"], row["excerpt"], row["words"], source)
+
+
+def file_page(notes: Vault, fetched: Fetched, source: str, folder: str) -> Clipping:
+    """Parse, extract, convert and file a fetched page (blocking: run it in a thread)."""
+    page = page_of(fetched)
+    written = notes.write(
+        folder,
+        page.title,
+        page.markdown,
+        tags=["clippings"],
+        source=source,
+        front_matter=_web_clipper_fields(page),
+    )
+    return Clipping(written.path, page.title, excerpt(page.markdown), len(page.markdown.split()), source)
 
 
 def _web_clipper_fields(page: Page) -> dict[str, object]:
