@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass
 
 from bot.bus import INBOUND, Bus, Worker
+from bot.clip import Clipper, Resolver, resolve
 from bot.clock import Clock
 from bot.db import Database
 from bot.reminders import ReminderBook, Scheduler
@@ -21,6 +22,7 @@ from bot.runner import (
 )
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import ENABLE_HINT
+from bot.runner.documents import Documents
 from bot.runner.pricing import load_prices
 from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
@@ -52,11 +54,20 @@ class App:
     transcriber: TranscriptionClient | None
     # Replies as they are written, for the channels that show them (ephemeral, in-process).
     progress: Progress
+    clipper: Clipper
 
     @classmethod
-    async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
+    async def open(
+        cls,
+        settings: Settings,
+        *,
+        model: ModelClient | None = None,
+        clock: Clock | None = None,
+        resolver: Resolver = resolve,
+    ) -> App:
         """Open the store and vault and build the runner. ``model`` replaces the configured one;
-        ``clock`` (the user's zone and ``now``) replaces the real one."""
+        ``clock`` (the user's zone and ``now``) replaces the real one; ``resolver`` the name lookup
+        of ``clip_link``'s fetching."""
         clock = clock or Clock(settings.zone)
         prices = await asyncio.to_thread(load_prices, settings.model.pricing)
         db = await open_database(settings.store.path)
@@ -73,7 +84,8 @@ class App:
             raise
         reminders = ReminderBook(db, bus, store, clock, max_pending=settings.reminders.max_pending)
         scheduler = Scheduler(reminders)
-        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake)
+        clipper = Clipper(notes=notes, db=db, settings=settings.clip, resolver=resolver)
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper)
         summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
         budget = None
@@ -103,6 +115,7 @@ class App:
             budget=budget,
             over_budget=_capture(settings, clock, hint=None) if budget else None,
             voice=voice,
+            documents=Documents(notes=notes, bus=bus, store=store),
             progress=progress,
             # Dead letters get a note each in the inbox, even with daily capture: filing one again after
             # a crash then finds the same note instead of appending a second line to the day's note.
@@ -134,6 +147,7 @@ class App:
             scheduler,
             transcriber,
             progress,
+            clipper,
         )
 
     def runner_worker(self) -> Worker:
@@ -166,6 +180,7 @@ class App:
             await self.summarizer.close()
         if self.transcriber is not None:
             await self.transcriber.close()
+        await self.clipper.close()
         await asyncio.to_thread(self.notes.close)
         await self.db.close()
 

@@ -1,10 +1,12 @@
 """A folder of Obsidian-compatible Markdown notes, kept safe from paths that try to leave it."""
 
+from vault.documents import DocumentText, is_document, page_marker
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed, VaultError
 from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
 from vault.vault import Vault, daily_entry
 
 __all__ = [
+    "DocumentText",
     "InvalidNote",
     "Listing",
     "Note",
@@ -19,4 +21,6 @@ __all__ = [
     "VaultError",
     "WriteResult",
     "daily_entry",
+    "is_document",
+    "page_marker",
 ]

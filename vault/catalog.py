@@ -1,7 +1,8 @@
 """Keeping the search index true to the disk: an incremental scan, and vaultbot's own writes.
 
 The :class:`~vault.index.Index` is a cache of the Markdown files; this module decides when and
-what to re-read. A scan stats every note, re-reads only those whose size or mtime changed,
+what to re-read. A scan stats every note (and every document whose text vaultbot reads: a PDF, a
+text, CSV or JSON file, indexed by its text under its file name), re-reads only those whose size or mtime changed,
 re-indexes only those whose content hash changed, and forgets notes deleted or renamed outside
 vaultbot. Searches and listings ask for a fresh catalog first (:meth:`Catalog.fresh`).
 
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from vault import frontmatter, meta
+from vault.documents import DocumentText, extract, is_document
 from vault.index import Entry, Index
 from vault.notes import SyncReport
 from vault.paths import NOTE_SUFFIX, follow_links, is_inside
@@ -151,7 +153,7 @@ class Catalog:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
                         continue
-                    if not entry.name.lower().endswith(NOTE_SUFFIX):
+                    if not entry.name.lower().endswith(NOTE_SUFFIX) and not is_document(entry.name):
                         continue
                     if entry.is_symlink():
                         if not is_inside(self.root, follow_links(Path(entry.path))):
@@ -168,7 +170,25 @@ class Catalog:
             data = (self.root / rel).read_bytes()
         except OSError:
             return None
+        if is_document(rel):
+            return self.document_entry(rel, data, stat, extract(data, rel))
         return self.entry(rel, data, stat)
+
+    @staticmethod
+    def document_entry(rel: str, data: bytes, stat: os.stat_result, text: DocumentText) -> Entry:
+        """What the index keeps of the document ``data`` at ``rel``: its file name as the title, its text as
+        the body (found by search; nothing when it cannot be read)."""
+        return Entry(
+            path=rel,
+            size=stat.st_size,
+            mtime_ns=stat.st_mtime_ns,
+            sha256=hashlib.sha256(data).hexdigest(),
+            title=rel.rsplit("/", 1)[-1],
+            tags=[],
+            aliases=[],
+            updated=meta.iso(dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC)),
+            body=text.text,
+        )
 
     def record(self, rel: str, data: bytes, stat: os.stat_result) -> None:
         """Put a note vaultbot just wrote in line for the index, from the bytes it wrote."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from vault import frontmatter, meta
 from vault.catalog import Catalog
+from vault.documents import DocumentText, extract, is_document
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound
 from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
@@ -106,8 +107,11 @@ class Vault:
         confidence: int | None = None,
         mode: str = "create",
         source: str | None = None,
+        front_matter: dict[str, Any] | None = None,
     ) -> WriteResult:
         """Create, append to or replace the note called ``title`` in ``folder``.
+
+        ``front_matter`` adds fields to a new note's front matter (a clipping's author, published, description).
 
         ``create`` never overwrites: an identical note is reported unchanged, a different one
         makes this note "Title 2", "Title 3"…; ``append`` adds to the end (creating if needed);
@@ -120,7 +124,8 @@ class Vault:
         if "\x00" in content:
             raise InvalidNote("Note content cannot contain NUL bytes.")
         directory = self._write_folder(folder)
-        fields = {"tags": meta.clean_tags(tags), "confidence": confidence, "source": source}
+        extra = front_matter or {}
+        fields = {"tags": meta.clean_tags(tags), "confidence": confidence, "source": source, "extra": extra}
         stem, title = note_stem(title), title.strip()
         if mode == "create":
             # The note's bytes reach the disk before the folder lock is taken: other writers into
@@ -197,6 +202,7 @@ class Vault:
         front.update(created=stamp, updated=stamp)
         if fields["source"] is not None:
             front["source"] = fields["source"]
+        front.update({key: value for key, value in fields["extra"].items() if key not in front})
         text, front, body = frontmatter.render_parsed(front, content)
         data = text.encode("utf-8")
         try:
@@ -362,10 +368,18 @@ class Vault:
     # --- read --------------------------------------------------------------------------
 
     def read(self, path: str) -> Note:
-        """The note at ``path`` (``.md`` optional), or else the note with that title or file name."""
+        """The note at ``path`` (``.md`` optional), or else the note with that title or file name.
+
+        A document's path (a PDF, a text, CSV or JSON file) gives its text, with page markers, as the
+        note's content; a document whose text cannot be read says why instead."""
         query = path.strip()
         if not query:
             raise InvalidNote("Give the path or title of the note to read.")
+        if is_document(query) and self.resolve(query).is_file():
+            rel, text = self.read_document(query)
+            name = rel.rsplit("/", 1)[-1]
+            content = text.text if text.problem is None else f"(The text of {name} cannot be read: {text.problem}.)"
+            return Note(rel, name, content, {})
         bare = query[: -len(NOTE_SUFFIX)] if query.lower().endswith(NOTE_SUFFIX) else query
         candidate = self.resolve(bare + NOTE_SUFFIX)
         found = candidate if candidate.is_file() else self._match_title(bare)
@@ -375,6 +389,21 @@ class Vault:
         front, body = self._load(found)
         self._seen[found.resolve()] = signature
         return Note(self._rel(found), meta.title_of(front, found.stem), body, front)
+
+    def read_document(self, path: str) -> tuple[str, DocumentText]:
+        """The vault-relative path and the text of the document at ``path`` (bounded, see
+        :mod:`vault.documents`); it is put in line for the search index too, so a search finds it at once."""
+        found = self.resolve(path)
+        self._refuse_link_out(found)
+        data = found.read_bytes()
+        stat = found.stat()
+        rel = self._rel(found)
+        text = extract(data, found.name)
+        if is_document(rel):
+            self._catalog.add(self._catalog.document_entry(rel, data, stat, text))
+        else:  # a Markdown file is a note, indexed as notes are
+            self._catalog.record(rel, data, stat)
+        return rel, text
 
     def _match_title(self, bare: str) -> Path | None:
         self._catalog.fresh()

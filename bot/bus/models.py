@@ -12,6 +12,7 @@ __all__ = [
     "EVENTS",
     "Audio",
     "Button",
+    "Document",
     "INBOUND",
     "OUTBOUND",
     "Event",
@@ -63,6 +64,13 @@ class Audio(BaseModel):
         return {"voice": "voice note", "audio": "audio file", "video_note": "video note"}[self.kind]
 
 
+class Document(BaseModel):
+    """A document that came with a message (a PDF, a text, CSV, JSON or Markdown file), already kept in
+    the vault at ``path`` (vault-relative); the runner gives the model its text."""
+
+    path: str
+
+
 class Retried(BaseModel):
     """A dead-lettered message sent again (``vaultbot retry``): when it first arrived, and where in the
     vault it was filed when it was dead-lettered (None if that failed)."""
@@ -83,6 +91,7 @@ class InboundMessage(BaseModel):
     # The one place for channel-specific data (a Telegram chat id, message id, file ids).
     meta: dict[str, Any] = Field(default_factory=dict)
     audio: Audio | None = None
+    document: Document | None = None
     retry: Retried | None = None
 
     @property

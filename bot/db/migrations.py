@@ -428,6 +428,24 @@ def m013_review_reads(conn: sqlite3.Connection) -> None:
     )
 
 
+def m014_clips(conn: sqlite3.Connection) -> None:
+    """Pages clipped by ``clip_link``, by the address asked for: the same URL clipped again returns
+    the note filed the first time (while it is still in the vault) instead of fetching it again."""
+    _script(
+        conn,
+        """
+        CREATE TABLE clips (
+            url        TEXT PRIMARY KEY,
+            path       TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            excerpt    TEXT NOT NULL,
+            words      INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -442,6 +460,7 @@ MIGRATIONS: list[Migration] = [
     m011_lighter_turn_writes,
     m012_dead_letters,
     m013_review_reads,
+    m014_clips,
 ]
 
 

@@ -70,16 +70,28 @@ class CaptureModel:
         tools: list[dict[str, Any]],
         listener: TextListener | None = None,
     ) -> ModelReply:
-        """First call: write the note. Second: log what became of it (with ``log``). Last: say where
-        it went (at once: there is nothing to stream, so ``listener`` is not told)."""
+        """First call: write the note (a message that is only a link: clip it, when ``clip_link`` is
+        among ``tools``; if that fails, write the note). Then: log what became of it (with ``log``).
+        Last: say where it went (at once: there is nothing to stream, so ``listener`` is not told)."""
         last = messages[-1]["content"]
         if isinstance(last, str):
             # The note holds what the user wrote, not the time stamp the runner put before it.
-            return _calls(("capture_write", "vault_write", self._write(unstamp(last))))
+            text = unstamp(last)
+            link = only_link(text)
+            if link is not None and any(tool["name"] == "clip_link" for tool in tools):
+                return _calls((_CLIP, "clip_link", {"url": link}))
+            return _calls((_WRITE, "vault_write", self._write(text)))
         answered = {b.get("tool_use_id") for b in last if isinstance(b, dict)}
+        if _CLIP in answered:
+            clipped = _result(last, _CLIP)
+            if not clipped.get("success"):
+                return _calls((_WRITE, "vault_write", self._write(_user_text(messages))))
+            if self._log:
+                entry = {"summary": f"Clipped to {clipped['path']}: {clipped['title']}", "category": "capture"}
+                return _calls(("capture_log", "log_interaction", entry))
         if self._log and _WRITE in answered:
             write = next(b["input"] for b in messages[-2]["content"] if b.get("id") == _WRITE)
-            entry = _log_entry(write, filed(messages[-2:]), _text(messages[-3]))
+            entry = _log_entry(write, filed(messages[-2:]), _user_text(messages), _clip_error(messages))
             return _calls(("capture_log", "log_interaction", entry))
         outcome = filed(messages)
         return ModelReply(
@@ -95,6 +107,7 @@ class CaptureModel:
 
 
 _WRITE = "capture_write"
+_CLIP = "capture_clip"
 
 
 def _calls(*calls: tuple[str, str, dict[str, Any]]) -> ModelReply:
@@ -110,22 +123,63 @@ def _text(message: dict[str, Any]) -> str:
     return unstamp("".join(b.get("text", "") for b in content if b.get("type") == "text"))
 
 
-def _log_entry(write: dict[str, Any], outcome: Filed, text: str) -> dict[str, Any]:
+def _user_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the turn's user message: the last user message that is not tool results."""
+    for message in reversed(messages):
+        content = message["content"]
+        if message["role"] == "user" and (isinstance(content, str) or all(b.get("type") == "text" for b in content)):
+            return _text(message)
+    return ""
+
+
+def _result(content: list[dict[str, Any]], tool_use_id: str) -> dict[str, Any]:
+    block = next(b for b in content if b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id)
+    return dict(json.loads(block["content"]))
+
+
+def _clip_error(messages: list[dict[str, Any]]) -> str | None:
+    """Why the turn's link could not be clipped, when it was tried and failed."""
+    for message in messages:
+        content = message["content"]
+        if message["role"] == "user" and not isinstance(content, str):
+            for block in content:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == _CLIP:
+                    result = json.loads(block["content"])
+                    return None if result.get("success") else str(result.get("error"))
+    return None
+
+
+def _log_entry(write: dict[str, Any], outcome: Filed, text: str, clip_error: str | None = None) -> dict[str, Any]:
     where = f"the daily note {write['title']}" if write.get("mode") == "append" else "the inbox"
     title = title_from(text)
+    not_clipped = f" (the link could not be clipped: {clip_error})" if clip_error else ""
     if outcome.error is not None:
-        return {"summary": f"Could not capture to {where}: {title} ({outcome.error})", "category": "error"}
-    return {"summary": f"Captured to {where}: {title}", "category": "capture"}
+        return {"summary": f"Could not capture to {where}: {title} ({outcome.error}){not_clipped}", "category": "error"}
+    return {"summary": f"Captured to {where}: {title}{not_clipped}", "category": "capture"}
 
 
 def filed(messages: list[dict[str, Any]]) -> Filed:
-    """What the capture's write did, read from a run's messages (its tool result)."""
+    """What the capture's write did, read from a run's messages (its tool result): the note written,
+    else the link clipped."""
+    written = _filed(messages, _WRITE)
+    if written.path is None and _filed(messages, _CLIP).path is not None:
+        return _filed(messages, _CLIP)
+    return written
+
+
+def only_link(text: str) -> str | None:
+    """The link, when ``text`` is a link and nothing else."""
+    found = _URL.fullmatch(text.strip())
+    return found.group() if found else None
+
+
+def _filed(messages: list[dict[str, Any]], tool_use_id: str) -> Filed:
     for message in reversed(messages):
         content = message.get("content")
         if isinstance(content, str):
             continue
         for block in content:
-            if block.get("type") == "tool_result" and block.get("tool_use_id") == _WRITE:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_use_id:
                 result = json.loads(block["content"])
                 if not result.get("success"):
                     return Filed(None, str(result.get("error") or "the note could not be written"))

@@ -25,6 +25,7 @@ from bot.db import Database, now_iso
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import CaptureModel, Filed, filed
 from bot.runner.commands import CommandRunner, parse_command
+from bot.runner.documents import Documents
 from bot.runner.drafting import ReplyDraft
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import compact, estimate_json_tokens, estimate_tokens, fit
@@ -141,11 +142,13 @@ class TurnHandler:
         budget: DailyBudget | None = None,
         over_budget: ModelClient | None = None,
         voice: VoiceNotes | None = None,
+        documents: Documents | None = None,
         progress: Progress | None = None,
         filer: CaptureModel | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
-        ``voice`` transcribes the recordings that come with messages; ``progress`` receives the
+        ``voice`` transcribes the recordings that come with messages; ``documents`` gives the model
+        the text of the documents that do (capture mode files the message without it); ``progress`` receives the
         reply's text as it is written, for channels that show it; ``filer`` files dead letters
         (default: capture mode's notes in the inbox)."""
         self._db = db
@@ -166,6 +169,7 @@ class TurnHandler:
         self._budget = budget
         self._over_budget = over_budget
         self._voice = voice
+        self._documents = documents
         self._progress = progress
         self._filer = filer or CaptureModel("Inbox", hint=None, log=False)
         self._dead_letters = DeadLetters(db)
@@ -196,6 +200,8 @@ class TurnHandler:
             return ACKED
         # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
         text = await self._voice.prepare(message, context) if self._voice else message.text
+        if self._documents is not None and mode == "assistant":
+            text = await self._documents.prepare(message, text, context)
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None

@@ -5,9 +5,11 @@ about a bad or unknown setting into one line a person can act on."""
 from bot.settings.model import (
     DEFAULT_CONFIG,
     ENV_PREFIX,
+    MINI_APP_PATH,
     OPENAI_BASE_URL,
     BudgetSettings,
     BusSettings,
+    ClipSettings,
     ModelSettings,
     RemindersSettings,
     ReviewSettings,
@@ -25,9 +27,11 @@ from bot.settings.model import (
 __all__ = [
     "DEFAULT_CONFIG",
     "ENV_PREFIX",
+    "MINI_APP_PATH",
     "OPENAI_BASE_URL",
     "BudgetSettings",
     "BusSettings",
+    "ClipSettings",
     "ModelSettings",
     "RemindersSettings",
     "ReviewSettings",

@@ -230,6 +230,18 @@ class TranscribeSettings(BaseModel):
         return self.base_url or OPENAI_BASE_URL
 
 
+class ClipSettings(BaseModel):
+    """Fetching links into notes (``clip_link``)."""
+
+    allow_private: bool = Field(
+        False,
+        description="Fetch loopback, private, link-local, unique-local, multicast and reserved addresses too.",
+    )
+    folder: str = Field("Clippings", min_length=1, description="Where clipped pages are filed.")
+    max_bytes: int = Field(5 * 1024 * 1024, ge=1, description="Larger pages (after decompression) are refused.")
+    timeout: float = Field(20.0, gt=0, description="Seconds a whole fetch may take, redirects and body included.")
+
+
 class Settings(BaseSettings):
     """Everything vaultbot can be told. Secrets are ``SecretStr`` and never printed."""
 
@@ -251,6 +263,7 @@ class Settings(BaseSettings):
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     reminders: RemindersSettings = Field(default_factory=RemindersSettings)
     transcribe: TranscribeSettings = Field(default_factory=TranscribeSettings)
+    clip: ClipSettings = Field(default_factory=ClipSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
     anthropic_api_key: Secret = Field(None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key"))

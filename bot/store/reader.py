@@ -108,13 +108,15 @@ class StoreReader:
         return rows, following
 
     async def notes_of_runs(self, run_ids: list[str]) -> dict[str, list[str]]:
-        """The notes each run wrote successfully, by run id."""
+        """The notes each run wrote, clipped (``clip_link``) or read as a document, successfully, by run id."""
         if not run_ids:
             return {}
         marks = ", ".join("?" * len(run_ids))
         rows = await self._db.fetchall(
-            f"SELECT run_id, json_extract(output, '$.path') AS path FROM steps "
-            f"WHERE run_id IN ({marks}) AND kind = 'tool' AND name = 'vault_write' AND NOT is_error ORDER BY idx",
+            f"SELECT run_id, coalesce(json_extract(output, '$.path'), json_extract(input, '$.path')) AS path "
+            f"FROM steps WHERE run_id IN ({marks}) AND NOT is_error AND ("
+            "(kind = 'tool' AND name IN ('vault_write', 'clip_link')) OR (kind = 'event' AND name = 'document')"
+            ") ORDER BY idx",
             run_ids,
         )
         found: dict[str, list[str]] = {}

@@ -6,9 +6,11 @@ from collections.abc import Callable
 
 import vault
 from bot.bus import Bus
+from bot.clip import Clipper
 from bot.reminders import ReminderBook
 from bot.store import Store
 from bot.tools.base import Tool
+from bot.tools.clip_tool import ClipLink
 from bot.tools.context import ToolContext
 from bot.tools.dispatcher import Dispatcher, ToolOutcome
 from bot.tools.errors import ToolError, failure
@@ -37,9 +39,11 @@ def build_dispatcher(
     store: Store,
     reminders: ReminderBook | None = None,
     on_scheduled: Callable[[], None] = lambda: None,
+    clipper: Clipper | None = None,
 ) -> Dispatcher:
     """The built-in tools (notes, the interaction log, replies), wired to one vault, bus and store; the
-    scheduling tools when ``reminders`` is given (``on_scheduled`` wakes the scheduler)."""
+    scheduling tools when ``reminders`` is given (``on_scheduled`` wakes the scheduler), ``clip_link``
+    when ``clipper`` is."""
     tools: list[Tool] = [
         VaultWrite(notes),
         VaultRead(notes),
@@ -50,4 +54,6 @@ def build_dispatcher(
     ]
     if reminders is not None:
         tools += [ScheduleMessage(reminders, on_scheduled), ListScheduled(reminders), CancelScheduled(reminders)]
+    if clipper is not None:
+        tools.append(ClipLink(clipper))
     return Dispatcher(tools)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.bus import INBOUND, InboundMessage, Sender
+from bot.bus import INBOUND, Document, InboundMessage, Sender
 from bot.clock import unstamp
 from tests.channels.telegram_harness import Serve, echo
 from tests.fakes import telegram_server as tg
+from tests.fakes.pdfs import text_pdf
 from tests.fakes.scripted_model import ScriptedModel
 
 TWENTY_MB = 20 * 1024 * 1024
@@ -118,9 +119,10 @@ async def test_the_inbound_record_keeps_who_sent_what_from_which_chat(serve: Ser
     served = await serve(ScriptedModel(echo))
     origin = {"type": "user", "date": 1, "sender_user": {"id": 7, "is_bot": False, "first_name": "Bob"}}
     forwarded = served.fake.push_update(tg.text_update("the gate code", message_id=77, forward_origin=origin))
-    served.fake.add_file("doc1", b"%PDF-1.7", file_path="documents/file_1.pdf")
+    lease = text_pdf(["The lease runs for a year."])  # a real PDF: a broken one would be answered as broken too
+    served.fake.add_file("doc1", lease, file_path="documents/file_1.pdf")
     document = served.fake.push_update(
-        tg.document_update("doc1", "lease.pdf", "application/pdf", 8, caption="sign by Friday", message_id=78)
+        tg.document_update("doc1", "lease.pdf", "application/pdf", len(lease), caption="sign by Friday", message_id=78)
     )
     await served.fake.await_for(lambda f: len(f.sent) == 2)
     rows = await served.app.db.fetchall("SELECT payload FROM bus_messages WHERE topic = ? ORDER BY id", (INBOUND,))
@@ -143,6 +145,7 @@ async def test_the_inbound_record_keeps_who_sent_what_from_which_chat(serve: Ser
         "forwarded_from": None,
         "attachment": "Attachments/lease.pdf",
     }
+    assert first.document is None and second.document == Document(path="Attachments/lease.pdf")
 
 
 async def test_a_video_note_is_named_for_the_model_as_people_say_it(serve: Serve) -> None:

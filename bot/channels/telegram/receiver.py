@@ -13,12 +13,12 @@ from typing import Any
 from telegram import Bot, Update
 from telegram.error import BadRequest
 
-from bot.bus import INBOUND, Audio, Bus, InboundMessage, OutboundMessage, Sender, outbound_topic
+from bot.bus import INBOUND, Audio, Bus, Document, InboundMessage, OutboundMessage, Sender, outbound_topic
 from bot.channels.telegram.access import REFUSAL, Access
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.updates import MAX_DOWNLOAD_BYTES, Incoming, read_update
 from bot.store import Store
-from vault import Vault
+from vault import Vault, is_document
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ class TelegramReceiver:
                 "attachment": attachment_path,
             },
             audio=recording_of(incoming, attachment_path),
+            document=document_of(incoming, attachment_path),
         )
         await self._bus.publish(
             INBOUND, message, conversation=message.conversation, dedupe_key=f"tg:{incoming.update_id}"
@@ -172,6 +173,14 @@ def recording_of(incoming: Incoming, attachment_path: str | None) -> Audio | Non
     if attachment is None or attachment_path is None or attachment.kind not in RECORDINGS:
         return None
     return Audio(path=attachment_path, kind=attachment.kind, duration=attachment.duration)  # type: ignore[arg-type]
+
+
+def document_of(incoming: Incoming, attachment_path: str | None) -> Document | None:
+    """The stored document whose text the runner gives the model, if the message is one it can read."""
+    attachment = incoming.attachment
+    if attachment is None or attachment_path is None or attachment.kind != "document":
+        return None
+    return Document(path=attachment_path) if is_document(attachment_path) or attachment_path.endswith(".md") else None
 
 
 def conversation_of(incoming: Incoming) -> str:

@@ -1,0 +1,110 @@
+"""Which addresses a clip may connect to, checked on the address actually connected to.
+
+A link's host is resolved here, each address it resolves to is checked, and the connection goes to
+an address that passed: a name that resolves to a private address, a redirect to the cloud's
+metadata service (169.254.169.254) or to ``localhost`` is refused, and a DNS answer that changes
+between a check and the connection (rebinding) cannot slip through, because nothing is resolved
+twice. httpx (through httpcore) connects through :class:`CheckedBackend`, so every hop of a
+redirect chain is checked the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Awaitable, Callable, Iterable
+
+import httpcore
+
+from bot.clip.errors import AddressRefused
+
+# Resolves (host, port) to the IP addresses to try, in order.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+_IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+async def resolve(host: str, port: int) -> list[str]:
+    """The addresses ``host`` resolves to, as the system resolver gives them (off the event loop)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def refusal(address: str) -> str | None:
+    """What kind of address ``address`` is, when it is one a clip must not reach; None when it may."""
+    ip: _IP = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    if ip.is_loopback:
+        return "a loopback address"
+    if ip.is_link_local:
+        return "a link-local address (such as a cloud metadata service)"
+    if ip.is_multicast:
+        return "a multicast address"
+    if isinstance(ip, ipaddress.IPv6Address) and ip in ipaddress.IPv6Network("fc00::/7"):
+        return "a unique-local address"
+    if ip.is_reserved or ip.is_unspecified:
+        return "a reserved address"
+    if ip.is_private or not ip.is_global:  # 10/8, 172.16/12, 192.168/16, 100.64/10 (shared) and their kin
+        return "a private address"
+    return None
+
+
+def admitted(host: str, addresses: Iterable[str], *, allow_private: bool) -> str:
+    """The first of ``addresses`` (what ``host`` resolved to) that may be connected to, or
+    :class:`AddressRefused` saying why none may."""
+    found = list(addresses)
+    if not found:
+        raise AddressRefused(f"{host} does not resolve to any address.")
+    if allow_private:
+        return found[0]
+    reasons = []
+    for address in found:
+        why = refusal(address)
+        if why is None:
+            return address
+        reasons.append(f"{address}, {why}")
+    raise AddressRefused(
+        f"{host} leads to {'; '.join(reasons)}, which vaultbot does not fetch (VAULTBOT_CLIP__ALLOW_PRIVATE)."
+    )
+
+
+class CheckedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend, connecting only to addresses :func:`admitted` lets through."""
+
+    def __init__(self, *, allow_private: bool, resolver: Resolver = resolve) -> None:
+        self._allow_private = allow_private
+        self._resolve = resolver
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        """Resolve ``host`` once, check, and connect to the address checked (TLS still verifies ``host``)."""
+        try:
+            ipaddress.ip_address(host.strip("[]"))
+            addresses = [host.strip("[]")]
+        except ValueError:
+            try:
+                addresses = await self._resolve(host, port)
+            except OSError as exc:
+                raise AddressRefused(f"{host} could not be found ({exc.strerror or exc}).") from exc
+        address = admitted(host, addresses, allow_private=self._allow_private)
+        return await self._inner.connect_tcp(
+            address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+        )
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        """Never: a clip reaches the network only."""
+        raise AddressRefused("vaultbot does not fetch links through local sockets.")
+
+    async def sleep(self, seconds: float) -> None:
+        """As the default backend sleeps."""
+        await self._inner.sleep(seconds)

@@ -1,0 +1,55 @@
+"""Capture mode (no API key): a message that is only a link is clipped into a note named after the
+page's title; when clipping fails, the link is filed in the inbox as before and the log says why."""
+
+from __future__ import annotations
+
+from bot.app import App
+from tests.clip.conftest import ClipApp
+from tests.fakes.web_server import FakeWeb
+from tests.helpers import outbox, run_inbox
+from tests.runner.conftest import send
+
+
+async def logged(app: App) -> list[tuple[str, str]]:
+    rows = await app.db.fetchall("SELECT category, summary FROM interactions ORDER BY id")
+    return [(row["category"], row["summary"]) for row in rows]
+
+
+async def test_a_message_that_is_only_a_link_is_clipped_in_capture_mode(clip_app: ClipApp, web: FakeWeb) -> None:
+    app = await clip_app(claude=False)
+    await send(app, web.url("/recipe"))
+    await run_inbox(app)
+    note = app.notes.root / "Clippings" / "Easy Lentil Soup.md"
+    assert "Rinse two hundred grams of red lentils" in note.read_text(encoding="utf-8")
+    assert not (app.notes.root / "Inbox").exists()
+    [reply] = await outbox(app)
+    assert reply.text.startswith("Saved to Clippings/Easy Lentil Soup.md in your vault.")
+    assert await logged(app) == [("capture", "Clipped to Clippings/Easy Lentil Soup.md: Easy Lentil Soup")]
+    [run] = await app.store.list_runs(limit=1)
+    assert run["status"] == "completed"
+
+
+async def test_a_link_that_cannot_be_clipped_is_filed_as_before_and_the_log_says_why(
+    clip_app: ClipApp, web: FakeWeb
+) -> None:
+    app = await clip_app(claude=False)
+    await send(app, web.url("/gone/old-post.html"))
+    await run_inbox(app)
+    note = app.notes.root / "Inbox" / "127.0.0.1 gone old post.md"
+    assert web.url("/gone/old-post.html") in note.read_text(encoding="utf-8")
+    assert not (app.notes.root / "Clippings").exists()
+    [reply] = await outbox(app)
+    assert reply.text.startswith("Saved to Inbox/127.0.0.1 gone old post.md in your vault.")
+    [(category, summary)] = await logged(app)
+    assert category == "capture"
+    assert summary == (
+        "Captured to the inbox: 127.0.0.1 gone old post "
+        "(the link could not be clipped: The site answered 404 Not Found.)"
+    )
+
+
+async def test_a_link_with_words_around_it_is_filed_not_clipped(clip_app: ClipApp, web: FakeWeb) -> None:
+    app = await clip_app(claude=False)
+    await send(app, f"read this later {web.url('/recipe')}")
+    await run_inbox(app)
+    assert web.hits == {} and len(list((app.notes.root / "Inbox").iterdir())) == 1

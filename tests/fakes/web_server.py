@@ -1,0 +1,117 @@
+"""A small web site on 127.0.0.1 for clip_link: the fixture pages of tests/clip/pages, and the
+pages that go wrong (redirect chains and loops, a gzip bomb, a slow and an endless body, a page in
+Latin-1, one that is all script, an image, a PDF, a plain-text file)."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+from tests.fakes.local_http import LocalServer
+
+PAGES = Path(__file__).parent.parent / "clip" / "pages"
+# What a route answers: status, headers, and the body (bytes, or a function writing it to the socket).
+Answer = tuple[int, dict[str, str], bytes | Callable[[BaseHTTPRequestHandler], None]]
+
+
+def html(body: str, charset: str = "utf-8") -> Answer:
+    return 200, {"Content-Type": f"text/html; charset={charset}"}, body.encode(charset)
+
+
+class FakeWeb:
+    """The server. ``routes`` maps a path to its answer; ``hits`` counts requests per path."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Answer] = {}
+        self.hits: dict[str, int] = {}
+        self._stop = threading.Event()
+        for page in PAGES.glob("*.html"):
+            self.routes[f"/{page.stem}"] = html(page.read_text(encoding="utf-8"))
+        self._server = LocalServer(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def redirect(self, path: str, to: str, status: int = 302) -> None:
+        self.routes[path] = (status, {"Location": to}, b"")
+
+    def gzip_bomb(self, path: str, size: int) -> None:
+        """``size`` bytes of zeros, sent gzip-compressed (a thousandth of that on the wire)."""
+        body = gzip.compress(b"\0" * size, compresslevel=9)
+        headers = {"Content-Type": "text/html", "Content-Encoding": "gzip"}
+        self.routes[path] = (200, headers, body)
+
+    def dribble(self, path: str, *, endless: bool) -> None:
+        """A page whose body arrives a few bytes a second: for ever, or for about a minute."""
+
+        def write(handler: BaseHTTPRequestHandler) -> None:
+            handler.wfile.write(b"<html><body><p>")
+            for _ in range(10**9 if endless else 60):
+                if self._stop.wait(0.2):
+                    return
+                handler.wfile.write(b"slow words ")
+                handler.wfile.flush()
+
+        self.routes[path] = (200, {"Content-Type": "text/html"}, write)
+
+    def __enter__(self) -> FakeWeb:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        web = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                path = self.path.split("?", 1)[0]
+                web.hits[path] = web.hits.get(path, 0) + 1
+                status, headers, body = web.routes.get(path, (404, {"Content-Type": "text/plain"}, b"no such page"))
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                if callable(body):
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    try:
+                        body(self)
+                    except ConnectionError:
+                        pass
+                    self.close_connection = True
+                    return
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        return Handler
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        time.sleep(0.01)

@@ -1,0 +1,41 @@
+"""The run page links the clipping a run filed (and a document it read, by the same query), served by the review page
+over the store (read-only, as `vaultbot review` serves it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+from bot.app import App
+from tests.conftest import make_settings
+from tests.fakes import anthropic_server as api
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.web_server import FakeWeb
+from tests.helpers import run_inbox
+from tests.runner.conftest import send
+from tests.web.conftest import Served
+
+
+async def test_the_run_page_links_the_clipping_a_run_filed(
+    tmp_path: Path, fake_anthropic: FakeAnthropic, serve_review: object
+) -> None:
+    settings = make_settings(
+        tmp_path,
+        anthropic_api_key="sk-ant-test",
+        anthropic_base_url=fake_anthropic.base_url,
+        model={"name": "claude-test"},
+        clip={"allow_private": True},
+    )
+    with FakeWeb() as web:
+        async with await App.open(settings) as app:
+            fake_anthropic.enqueue(api.tool_use(("clip_link", {"url": web.url("/essay")})), api.text("Clipped."))
+            await send(app, web.url("/essay"))
+            await run_inbox(app)
+            [run] = await app.store.list_runs(limit=1)
+            served: Served = await serve_review(app)  # type: ignore[operator]
+            async with httpx.AsyncClient(base_url=served.base, params={"token": served.token}) as client:
+                page = (await client.get(f"/runs/{run['id']}")).text
+    assert "Notes written, clipped or read" in page
+    assert f'href="/notes/{quote("Clippings/Why Sleep Matters.md")}"' in page
