@@ -21,6 +21,7 @@ from bot.runner import (
 )
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import ENABLE_HINT
+from bot.runner.photos import Photos
 from bot.runner.pricing import load_prices
 from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
@@ -101,6 +102,7 @@ class App:
             budget=budget,
             over_budget=_capture(settings, clock, hint=None) if budget else None,
             voice=voice,
+            photos=Photos(store=store, vault_root=notes.root),
             progress=progress,
             # Dead letters get a note each in the inbox, even with daily capture: filing one again after
             # a crash then finds the same note instead of appending a second line to the day's note.

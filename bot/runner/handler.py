@@ -4,6 +4,9 @@ Idempotent across crashes: replies are keyed by (inbound message, sequence) in t
 turn is appended to history once per inbound message, and the finishing writes (reply, history,
 run record, ack) are one transaction, so a crash before it re-runs the message and a crash after
 it finds the message done. A recording's transcript is kept once obtained, so a re-run reuses it.
+The parts of an album (inbound messages with one ``group``) are handled as one message, by the
+delivery of its first part: the other parts, still pending behind it on the bus, are acked in the
+same finishing transaction, so the album's turn runs once.
 
 A message the model could not answer after its last attempt is never only in the dead-letter queue:
 :meth:`TurnHandler.on_dead` files it as capture mode does, tells the user where in one line, and logs
@@ -19,7 +22,19 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from bot.bus import ACKED, Bus, Delivery, DraftWriter, Event, Fatal, InboundMessage, Progress, Retry, events_topic
+from bot.bus import (
+    ACKED,
+    INBOUND,
+    Bus,
+    Delivery,
+    DraftWriter,
+    Event,
+    Fatal,
+    InboundMessage,
+    Progress,
+    Retry,
+    events_topic,
+)
 from bot.clock import Clock, stamped, zone_name
 from bot.db import Database, now_iso
 from bot.runner.budget import DailyBudget
@@ -30,6 +45,7 @@ from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import compact, estimate_json_tokens, estimate_tokens, fit
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient, Usage
+from bot.runner.photos import Photos, Seen
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, DeadLetters, RunEnding, Store, encode_turn
@@ -142,9 +158,11 @@ class TurnHandler:
         voice: VoiceNotes | None = None,
         progress: Progress | None = None,
         filer: CaptureModel | None = None,
+        photos: Photos | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
-        ``voice`` transcribes the recordings that come with messages; ``progress`` receives the
+        ``voice`` transcribes the recordings that come with messages; ``photos`` shows the model the
+        images that come with them; ``progress`` receives the
         reply's text as it is written, for channels that show it; ``filer`` files dead letters
         (default: capture mode's notes in the inbox)."""
         self._db = db
@@ -165,13 +183,14 @@ class TurnHandler:
         self._budget = budget
         self._over_budget = over_budget
         self._voice = voice
+        self._photos = photos
         self._progress = progress
         self._filer = filer or CaptureModel("Inbox", hint=None, log=False)
         self._dead_letters = DeadLetters(db)
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
-        message = delivery.parse(InboundMessage)
+        message, parts = await self._with_album(delivery, delivery.parse(InboundMessage))
         context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
         command = parse_command(message.text)
@@ -191,10 +210,14 @@ class TurnHandler:
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             if answered.failure:
                 result.status, result.reason = "failed", answered.failure
-            await self._finish(delivery, context, result)
+            await self._finish(delivery, context, result, parts)
             return ACKED
         # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
         text = await self._voice.prepare(message, context) if self._voice else message.text
+        seen = Seen()
+        if mode == "assistant" and message.images and self._photos is not None:
+            seen = await self._photos.show(message.images, context)
+            text = "\n".join([text, *seen.lines])
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
@@ -211,6 +234,7 @@ class TurnHandler:
                 limits=self._limits,
                 zone=zone_name(self._clock.tz),
                 listener=ReplyDraft(draft, context) if draft else None,
+                images=seen.blocks,
             )
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)
@@ -222,7 +246,7 @@ class TurnHandler:
                 draft.end()
         if mode == "capture" and (error := filed(result.messages).error) is not None:
             result.status, result.reason = "failed", f"the message could not be filed: {error}"
-        await self._finish(delivery, context, result)
+        await self._finish(delivery, context, result, parts)
         log.info(
             "← %s run=%s %s %.1fms tools=%s",
             delivery.id,
@@ -232,6 +256,20 @@ class TurnHandler:
             ",".join(result.tools_called) or "-",
         )
         return ACKED
+
+    async def _with_album(self, delivery: Delivery, message: InboundMessage) -> tuple[InboundMessage, list[int]]:
+        """``message`` with the other parts of its album that are waiting behind it (their text and
+        images after its own), and their bus ids; a message of no album as it is."""
+        if message.group is None:
+            return message, []
+        parts = [p for p in await self._bus.group(INBOUND, delivery.conversation, message.group) if p.id != delivery.id]
+        if not parts:
+            return message, []
+        others = [part.parse(InboundMessage) for part in parts]
+        texts = [m.text for m in (message, *others) if m.text]
+        images = [path for m in (message, *others) for path in m.images]
+        log.info("album %s: %d parts in one turn", message.group, len(parts) + 1)
+        return message.model_copy(update={"text": "\n".join(texts), "images": images}), [p.id for p in parts]
 
     def _open_draft(self, context: ToolContext) -> DraftWriter | None:
         if self._progress is None:
@@ -270,7 +308,11 @@ class TurnHandler:
         await queue_notice(self._bus, context, state.notice(), key="budget-spent", once_per=state.day)
         return True
 
-    async def _finish(self, delivery: Delivery, context: ToolContext, result: RunResult) -> None:
+    async def _finish(
+        self, delivery: Delivery, context: ToolContext, result: RunResult, parts: list[int] | None = None
+    ) -> None:
+        """Queue the replies, keep the turn, end the run and ack the message (and the other ``parts``
+        of its album), in one transaction."""
         # Prepared here, so the unit of work on the database thread is only the writes.
         kept = compact(result.messages)
         stored = encode_turn(kept)  # encoded once: for the estimate and for the row
@@ -289,6 +331,8 @@ class TurnHandler:
             if kept:  # commands leave the conversation's history alone
                 self._store.append_turn_in(conn, context.conversation, context.inbound_id, stored, tokens)
             self._store.finish_run_in(conn, context.run_id, ending)
+            for part in parts or []:
+                self._bus.ack_in(conn, part)
             return published, self._bus.ack_in(conn, delivery.id)
 
         # One transaction, one round trip to the database thread.

@@ -8,7 +8,7 @@ import vault
 from bot.bus import Bus
 from bot.reminders import ReminderBook
 from bot.store import Store
-from bot.tools.base import Tool
+from bot.tools.base import Showing, Tool
 from bot.tools.context import ToolContext
 from bot.tools.dispatcher import Dispatcher, ToolOutcome
 from bot.tools.errors import ToolError, failure
@@ -18,6 +18,7 @@ from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
 __all__ = [
     "Dispatcher",
+    "Showing",
     "Tool",
     "ToolContext",
     "ToolError",
