@@ -13,7 +13,15 @@ import io
 import math
 from dataclasses import dataclass
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import (  # the plugins named: Image.open(formats=…) finds only those already registered
+    GifImagePlugin,  # noqa: F401
+    Image,
+    ImageOps,
+    JpegImagePlugin,  # noqa: F401
+    PngImagePlugin,  # noqa: F401
+    UnidentifiedImageError,
+    WebPImagePlugin,  # noqa: F401
+)
 
 __all__ = ["MAX_EDGE", "MAX_ENCODED_BYTES", "MAX_FILE_BYTES", "MAX_PIXELS", "Prepared", "Unshowable", "prepare"]
 
@@ -25,8 +33,8 @@ MAX_ENCODED_BYTES = 5 * 1024 * 1024
 MAX_PIXELS = 50_000_000
 # Read into memory whole: a file bigger than this is not decoded at all.
 MAX_FILE_BYTES = 100 * 1024 * 1024
-# What Pillow may take the bytes for; MPO is how it reads many phone cameras' JPEGs.
-_FORMATS = ("JPEG", "MPO", "PNG", "WEBP", "GIF")
+# What Pillow may take the bytes for (its JPEG reader also gives MPO, as many phone cameras write).
+_FORMATS = ("JPEG", "PNG", "WEBP", "GIF")
 _MEDIA_TYPES = {"JPEG": "image/jpeg", "MPO": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 # Modes the API shows as they are; anything else (CMYK, 16-bit, YCbCr…) is converted first.
 _PLAIN_MODES = {"L", "RGB", "RGBA", "LA", "P"}

@@ -9,6 +9,7 @@ gets the same blocks.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from bot.store import Store
 from bot.tools import ToolContext
 from vault import VaultError
 from vault.paths import confine
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,11 @@ class Photos:
         shown: list[dict[str, Any]] = []
         refused: list[dict[str, str]] = []
         for path in paths:
-            outcome = await asyncio.to_thread(load_image, self._root, path)
+            try:
+                outcome = await asyncio.to_thread(load_image, self._root, path)
+            except Exception:  # a bug in preparing one image must not cost the message its answer
+                log.exception("! image %s could not be prepared run=%s", path, context.run_id)
+                outcome = Unshowable("an internal error, which was logged")
             if isinstance(outcome, Prepared):
                 seen.blocks.extend([label(path, outcome), image_block(outcome)])
                 shown.append(
