@@ -115,7 +115,9 @@ def _prepare(image: Image.Image, data: bytes) -> Prepared:
 def _reencoded(image: Image.Image, orientation: int, note: str | None) -> Prepared:
     picture = _plain(image)
     if max(picture.size) > MAX_EDGE:
-        picture.thumbnail((MAX_EDGE, MAX_EDGE), Image.Resampling.BICUBIC)
+        # Triangle filtering: after the JPEG's own halving the step left is small, and it costs a third
+        # less than bicubic for a difference the model cannot use.
+        picture.thumbnail((MAX_EDGE, MAX_EDGE), Image.Resampling.BILINEAR)
     if orientation not in (1, None):
         picture.getexif()[_ORIENTATION] = orientation
         picture = ImageOps.exif_transpose(picture)
