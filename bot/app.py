@@ -23,6 +23,7 @@ from bot.runner import (
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import ENABLE_HINT
 from bot.runner.documents import Documents
+from bot.runner.photos import Photos
 from bot.runner.pricing import load_prices
 from bot.runner.summary import AuditSummarizer
 from bot.settings import Settings
@@ -116,6 +117,7 @@ class App:
             over_budget=_capture(settings, clock, hint=None) if budget else None,
             voice=voice,
             documents=Documents(notes=notes, bus=bus, store=store),
+            photos=Photos(store=store, vault_root=notes.root),
             progress=progress,
             # Dead letters get a note each in the inbox, even with daily capture: filing one again after
             # a crash then finds the same note instead of appending a second line to the day's note.

@@ -152,6 +152,27 @@ class Bus:
         )
         return sorted((Delivery(**dict(row)) for row in rows), key=lambda d: d.id)
 
+    async def hold_group(self, topic: str, conversation: str, group: str, delay: float) -> None:
+        """Keep the pending messages of ``group`` (their payload's ``group``) in ``conversation`` from
+        being claimed for ``delay`` seconds from now: another part of the group has arrived, and the
+        parts are handled together once none has come for that long."""
+        await self._db.execute(
+            "UPDATE bus_messages SET available_at = max(available_at, ?) "
+            "WHERE topic = ? AND conversation = ? AND status = 'pending' AND json_extract(payload, '$.group') = ?",
+            (self._clock() + delay, topic, conversation, group),
+        )
+
+    async def group(self, topic: str, conversation: str, group: str) -> list[Delivery]:
+        """The pending messages of ``group`` in ``conversation``, oldest first, unclaimed: the rest of a
+        group whose first message a handler holds, to be acked with it (``ack_in``)."""
+        rows = await self._db.fetchall(
+            "SELECT id, topic, conversation, payload, attempts FROM bus_messages "
+            "WHERE topic = ? AND conversation = ? AND status = 'pending' AND json_extract(payload, '$.group') = ? "
+            "ORDER BY id",
+            (topic, conversation, group),
+        )
+        return [Delivery(**dict(row)) for row in rows]
+
     async def ack(self, message_id: int) -> bool:
         """Mark a leased message done; False if it was not leased (already acked, or dead)."""
         return await self._finish(message_id, "done", None)

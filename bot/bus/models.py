@@ -92,6 +92,11 @@ class InboundMessage(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     audio: Audio | None = None
     document: Document | None = None
+    # Images that came with the message (a photo, an image file), vault-relative: the runner shows them
+    # to the model.
+    images: list[str] = Field(default_factory=list)
+    # Messages of one conversation with the same group (a Telegram album) reach the model as one.
+    group: str | None = None
     retry: Retried | None = None
 
     @property

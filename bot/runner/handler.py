@@ -4,6 +4,9 @@ Idempotent across crashes: replies are keyed by (inbound message, sequence) in t
 turn is appended to history once per inbound message, and the finishing writes (reply, history,
 run record, ack) are one transaction, so a crash before it re-runs the message and a crash after
 it finds the message done. A recording's transcript is kept once obtained, so a re-run reuses it.
+The parts of an album (inbound messages with one ``group``) are handled as one message, by the
+delivery of its first part: the other parts, still pending behind it on the bus, are acked in the
+same finishing transaction, so the album's turn runs once.
 
 A message the model could not answer after its last attempt is never only in the dead-letter queue:
 :meth:`TurnHandler.on_dead` files it as capture mode does, tells the user where in one line, and logs
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bot.backoff import describe
-from bot.bus import ACKED, Bus, Button, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
+from bot.bus import ACKED, INBOUND, Bus, Button, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
 from bot.clock import Clock, stamped, zone_name
 from bot.db import Database, now_iso
 from bot.runner.budget import DailyBudget
@@ -31,6 +34,7 @@ from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import compact, estimate_json_tokens, estimate_tokens, fit
 from bot.runner.loop import Limits, RunResult, run_turn
 from bot.runner.model import ModelClient, Usage
+from bot.runner.photos import Photos, Seen
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, DeadLetters, Store, encode_turn
@@ -145,10 +149,12 @@ class TurnHandler:
         documents: Documents | None = None,
         progress: Progress | None = None,
         filer: CaptureModel | None = None,
+        photos: Photos | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
         ``voice`` transcribes the recordings that come with messages; ``documents`` gives the model
-        the text of the documents that do (capture mode files the message without it); ``progress`` receives the
+        the text of the documents that do (capture mode files the message without it); ``photos`` shows
+        the model the images that come with them; ``progress`` receives the
         reply's text as it is written, for channels that show it; ``filer`` files dead letters
         (default: capture mode's notes in the inbox)."""
         self._db = db
@@ -170,13 +176,14 @@ class TurnHandler:
         self._over_budget = over_budget
         self._voice = voice
         self._documents = documents
+        self._photos = photos
         self._progress = progress
         self._filer = filer or CaptureModel("Inbox", hint=None, log=False)
         self._dead_letters = DeadLetters(db)
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
-        message = delivery.parse(InboundMessage)
+        message, parts = await self._with_album(delivery, delivery.parse(InboundMessage))
         context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
         command = parse_command(message.text)
@@ -196,12 +203,16 @@ class TurnHandler:
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             if answered.failure:
                 result.status, result.reason = "failed", answered.failure
-            await self._finish(delivery, context, result, button=answered.button)
+            await self._finish(delivery, context, result, parts, button=answered.button)
             return ACKED
         # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
         text = await self._voice.prepare(message, context) if self._voice else message.text
         if self._documents is not None and mode == "assistant":
             text = await self._documents.prepare(message, text, context)
+        seen = Seen()
+        if mode == "assistant" and message.images and self._photos is not None:
+            seen = await self._photos.show(message.images, context)
+            text = "\n".join([text, *seen.lines])
         turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
@@ -218,6 +229,7 @@ class TurnHandler:
                 limits=self._limits,
                 zone=zone_name(self._clock.tz),
                 listener=ReplyDraft(draft, context) if draft else None,
+                images=seen.blocks,
             )
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)
@@ -229,7 +241,7 @@ class TurnHandler:
                 draft.end()
         if mode == "capture" and (error := filed(result.messages).error) is not None:
             result.status, result.reason = "failed", f"the message could not be filed: {error}"
-        await self._finish(delivery, context, result)
+        await self._finish(delivery, context, result, parts)
         log.info(
             "← %s run=%s %s %.1fms tools=%s",
             delivery.id,
@@ -239,6 +251,20 @@ class TurnHandler:
             ",".join(result.tools_called) or "-",
         )
         return ACKED
+
+    async def _with_album(self, delivery: Delivery, message: InboundMessage) -> tuple[InboundMessage, list[int]]:
+        """``message`` with the other parts of its album that are waiting behind it (their text and
+        images after its own), and their bus ids; a message of no album as it is."""
+        if message.group is None:
+            return message, []
+        parts = [p for p in await self._bus.group(INBOUND, delivery.conversation, message.group) if p.id != delivery.id]
+        if not parts:
+            return message, []
+        others = [part.parse(InboundMessage) for part in parts]
+        texts = [m.text for m in (message, *others) if m.text]
+        images = [path for m in (message, *others) for path in m.images]
+        log.info("album %s: %d parts in one turn", message.group, len(parts) + 1)
+        return message.model_copy(update={"text": "\n".join(texts), "images": images}), [p.id for p in parts]
 
     def _open_draft(self, context: ToolContext) -> DraftWriter | None:
         if self._progress is None:
@@ -278,10 +304,16 @@ class TurnHandler:
         return True
 
     async def _finish(
-        self, delivery: Delivery, context: ToolContext, result: RunResult, *, button: Button | None = None
+        self,
+        delivery: Delivery,
+        context: ToolContext,
+        result: RunResult,
+        parts: list[int] | None = None,
+        *,
+        button: Button | None = None,
     ) -> None:
-        """Queue the run's reply (with ``button`` under it), record the turn and the run, and ack, as one
-        transaction."""
+        """Queue the replies (with ``button`` under the reply), keep the turn, end the run and ack the
+        message (and the other ``parts`` of its album), in one transaction."""
         kept = compact(result.messages)
         stored = encode_turn(kept)  # encoded once: for the estimate and for the row
         tokens = estimate_json_tokens(stored)
@@ -305,6 +337,8 @@ class TurnHandler:
                 tools_called=result.tools_called,
                 final_text=result.final_text,
             )
+            for part in parts or []:
+                await self._bus.ack(part)
             await self._bus.ack(delivery.id)
 
     async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> NoReturn:

@@ -22,6 +22,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
+from bot.images import without_pixels
 from bot.runner.closing import closed
 from bot.store import Turn
 
@@ -83,7 +84,9 @@ def _newest_fitting(costs: list[int], budget_tokens: int) -> int:
 
 
 def compact(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A turn as it is kept in history: long tool results and tool inputs cut short."""
+    """A turn as it is kept in history: long tool results and tool inputs cut short, and each image
+    replaced by a line saying it was shown (the label before it names its file), so no later turn
+    sends its pixels again."""
     return [_compact_message(message) for message in messages]
 
 
@@ -98,7 +101,7 @@ def estimate_json_tokens(text: str) -> int:
 
 
 def _compact_message(message: dict[str, Any]) -> dict[str, Any]:
-    content = message.get("content")
+    content = without_pixels(message.get("content"))
     if not isinstance(content, list):
         return message
     return {**message, "content": [_compact_block(block) for block in content]}

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bot.images import without_pixels
 from bot.runner.caching import with_breakpoints
 from bot.runner.closing import closed, ending_note
 from bot.runner.guards import CallGuard, truncate_middle
@@ -106,10 +108,12 @@ async def run_turn(
     limits: Limits = Limits(),
     zone: str | None = None,
     listener: TextListener | None = None,
+    images: Sequence[dict[str, Any]] = (),
 ) -> RunResult:
     """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
 
-    ``listener`` hears every model call's text as it is written (progress a channel may show).
+    ``listener`` hears every model call's text as it is written (progress a channel may show);
+    ``images`` (content blocks) go before ``text`` in the user's message.
 
     Model errors (``ModelUnavailable``, ``ModelRejected``) propagate to the caller, which owns
     retries; tool failures never do. However the run ends, ``messages`` is a closed turn
@@ -117,7 +121,8 @@ async def run_turn(
     """
     system_blocks = system_prompt(system, zone)
     tools = dispatcher.definitions()
-    turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
+    content: str | list[dict[str, Any]] = [*images, {"type": "text", "text": text}] if images else text
+    turn: list[dict[str, Any]] = [{"role": "user", "content": content}]
     result = RunResult(status="completed", final_text="", messages=turn)
     guard = CallGuard(limits.max_tool_calls)
     watch = RunWatch(limits.max_tool_calls)
@@ -145,7 +150,7 @@ async def run_turn(
                 continue
             result.tools_called.append(call["name"])
             outcome = await _call_tool(dispatcher, call, context, recorder)
-            results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error))
+            results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error, shown=outcome.shown))
             verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
             hints += verdict.hints
             await _report(verdict, recorder)
@@ -186,8 +191,9 @@ async def _call_model(
     await recorder.step(
         kind="model",
         name=reply.model or model.name,
-        # The whole conversation would make the trail quadratic; the new message is what changed.
-        input={"messages": len(messages), "last": messages[-1]},
+        # The whole conversation would make the trail quadratic; the new message is what changed
+        # (its images named, not kept: the vault has them).
+        input={"messages": len(messages), "last": {**messages[-1], "content": without_pixels(messages[-1]["content"])}},
         output={"stop_reason": reply.stop_reason, "content": reply.content},
         is_error=False,
         duration_ms=(time.perf_counter() - started) * 1000,
@@ -214,8 +220,12 @@ async def _call_tool(
     return outcome
 
 
-def _tool_result(tool_use_id: str, result: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
-    content = truncate_middle(_encode(result))
+def _tool_result(
+    tool_use_id: str, result: dict[str, Any], *, is_error: bool, shown: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    content: str | list[dict[str, Any]] = truncate_middle(_encode(result))
+    if shown:  # content blocks the tool gives the model beside its result (an image)
+        content = [{"type": "text", "text": content}, *shown]
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True

@@ -95,6 +95,12 @@ class TelegramSettings(BaseModel):
         le=60,
         description="Seconds between updates of a reply shown as it is written (sendMessageDraft); 0: no drafts.",
     )
+    album_wait: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description="Seconds without a new photo of an album before the album goes to the model as one message.",
+    )
 
     @field_validator("webhook_secret")
     @classmethod

@@ -206,16 +206,18 @@ class StoreReader:
         keeps no turn and calls no model)."""
         if run["inbound_id"]:
             turn = await self._db.fetchone(
-                "SELECT json_extract(messages, '$[0].content') AS text FROM turns "
-                "WHERE conversation = ? AND inbound_id = ?",
+                "SELECT json_extract(messages, '$[0].content') AS content, json_type(messages, '$[0].content') AS kind "
+                "FROM turns WHERE conversation = ? AND inbound_id = ?",
                 (run["conversation"], run["inbound_id"]),
             )
-            if turn is not None and isinstance(turn["text"], str):
-                return unstamp(str(turn["text"]))
+            if turn is not None:
+                said = _said(json.loads(turn["content"]) if turn["kind"] == "array" else turn["content"])
+                if said is not None:
+                    return said
         for step in steps:
             last = step["input"].get("last") if step["kind"] == "model" and isinstance(step["input"], dict) else None
-            if isinstance(last, dict) and isinstance(last.get("content"), str):
-                return unstamp(str(last["content"]))
+            if isinstance(last, dict) and (said := _said(last.get("content"))) is not None:
+                return said
         return None
 
     async def notes(self, *, before: str | None = None, after: str | None = None, limit: int = 50) -> NotePage:
@@ -337,3 +339,12 @@ def _timeline_where(where: TimelineFilter, key: str) -> tuple[list[str], dict[st
         clauses.append(f"{key} < :before")
         params["before"] = where.before
     return clauses, params
+
+
+def _said(content: Any) -> str | None:
+    """The user's words in a message's content: the string, or the last text block (the images that
+    came with a message, and their labels, go before it)."""
+    if isinstance(content, list):
+        texts = [block.get("text") for block in content if isinstance(block, dict) and block.get("type") == "text"]
+        content = texts[-1] if texts else None
+    return unstamp(content) if isinstance(content, str) else None

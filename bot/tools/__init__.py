@@ -9,7 +9,7 @@ from bot.bus import Bus
 from bot.clip import Clipper
 from bot.reminders import ReminderBook
 from bot.store import Store
-from bot.tools.base import Tool
+from bot.tools.base import Showing, Tool
 from bot.tools.clip_tool import ClipLink
 from bot.tools.context import ToolContext
 from bot.tools.dispatcher import Dispatcher, ToolOutcome
@@ -20,6 +20,7 @@ from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
 __all__ = [
     "Dispatcher",
+    "Showing",
     "Tool",
     "ToolContext",
     "ToolError",

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
-from bot.tools.base import Tool
+from bot.tools.base import Showing, Tool
 from bot.tools.context import ToolContext
 from bot.tools.errors import ToolError, failure
 
@@ -23,10 +23,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """What one tool call produced."""
+    """What one tool call produced; ``shown``: content blocks the model sees beside the result."""
 
     result: dict[str, Any]
     is_error: bool
+    shown: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Dispatcher:
@@ -56,7 +57,10 @@ class Dispatcher:
         except ValidationError as exc:
             return _failed(f"Invalid input for {name}: {_explain(exc)}", "invalid_input")
         try:
-            return ToolOutcome(await tool.run(parsed, context), is_error=False)
+            done = await tool.run(parsed, context)
+            if isinstance(done, Showing):
+                return ToolOutcome(done.result, is_error=False, shown=done.blocks)
+            return ToolOutcome(done, is_error=False)
         except ToolError as exc:
             return ToolOutcome(exc.result(), is_error=True)
         except Exception as exc:  # a bug in a tool must not end the run

@@ -9,13 +9,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import vault
 from bot.clock import unstamp
+from bot.images import Prepared, Unshowable, image_block, is_image_path, prepare
+from bot.tools.base import Showing
 from bot.tools.context import ToolContext
 from bot.tools.errors import ToolError
 from bot.tools.schemas import VaultListInput, VaultReadInput, VaultSearchInput, VaultWriteInput
+from vault.paths import show
 
 T = TypeVar("T")
 
@@ -82,11 +86,16 @@ class VaultRead(_VaultTool):
     """Read one note."""
 
     name = "vault_read"
-    description = 'Read a note from the vault by its path (".md" optional) or its title.'
+    description = (
+        'Read a note from the vault by its path (".md" optional) or its title. '
+        "The path of an image (.jpg, .jpeg, .png, .webp, .gif) shows you the image."
+    )
     input_model = VaultReadInput
 
-    async def run(self, input: VaultReadInput, context: ToolContext) -> dict[str, Any]:
-        """Return the note's body and front matter."""
+    async def run(self, input: VaultReadInput, context: ToolContext) -> dict[str, Any] | Showing:
+        """Return the note's body and front matter, or show the image at the path."""
+        if is_image_path(input.path):
+            return await self._image(input.path)
         note = await _in_thread(self._vault.read, input.path)
         return {
             "success": True,
@@ -95,6 +104,26 @@ class VaultRead(_VaultTool):
             "content": note.content,
             "frontmatter": _jsonable(note.frontmatter),
         }
+
+    async def _image(self, path: str) -> Showing:
+        location = await _in_thread(self._vault.resolve, path)
+        image = await _in_thread(_load_image, location, path)
+        if not isinstance(image, Prepared):
+            raise ToolError(f"{show(path)} could not be shown: {image.reason}.", error_type="unreadable_image")
+        relative = location.relative_to(self._vault.root.resolve()).as_posix()
+        result = {
+            "success": True,
+            "path": relative,
+            "content": f"(An image, {image.width}×{image.height} px as you see it: shown with this result.)",
+            "frontmatter": {},
+        }
+        return Showing(result, [image_block(image)])
+
+
+def _load_image(location: Path, path: str) -> Prepared | Unshowable:
+    if not location.is_file():
+        raise vault.NoteNotFound(f"There is no image at {show(path)} in the vault.")
+    return prepare(location.read_bytes())
 
 
 class VaultList(_VaultTool):

@@ -17,7 +17,7 @@ from starlette.staticfiles import StaticFiles
 from bot.db import Database
 from bot.settings import Settings
 from bot.store import ReadOnlyDatabase, Store, StoreReader
-from bot.web import dead_letters, health, notes, runs, telegram, timeline, usage
+from bot.web import dead_letters, files, health, notes, runs, telegram, timeline, usage
 from bot.web.access import DOOR, Session, TokenGate
 from bot.web.render import Renderer
 from bot.web.sources import ReviewSources
@@ -38,6 +38,7 @@ def routes() -> list[BaseRoute]:
         Route("/usage", usage.usage_page),
         Route("/health", health.health_page),
         Route("/dead-letters", dead_letters.dead_letter_list),
+        Route("/vault/{path:path}", files.vault_image),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         # The one address open without the token: the Mini App signs in here, and it shows nothing else.
         Mount(

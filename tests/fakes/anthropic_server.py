@@ -33,7 +33,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.fakes.local_http import LocalServer
-from tests.fakes.prompt_cache import PromptCache, TooManyBreakpoints, count_tokens
+from tests.fakes.prompt_cache import InvalidImage, PromptCache, TooManyBreakpoints, count_tokens
 
 _ids = itertools.count(1)
 
@@ -159,6 +159,32 @@ def _model_info(name: str) -> dict[str, Any]:
     return {"type": "model", "id": name, "display_name": name, "created_at": "2026-01-01T00:00:00Z"}
 
 
+def image_blocks(content: Any) -> list[dict[str, Any]]:
+    """The image blocks in a message's content, those inside tool results included, in order."""
+    if not isinstance(content, list):
+        return []
+    found = []
+    for block in content:
+        if block.get("type") == "image":
+            found.append(block)
+        elif block.get("type") == "tool_result":
+            found += image_blocks(block.get("content"))
+    return found
+
+
+def _oversized_image(body: dict[str, Any]) -> str | None:
+    """The API's answer to an image over 5 MB (counted on its base64), as it words it; None if there is none."""
+    for message in body.get("messages") or []:
+        for block in image_blocks(message.get("content")):
+            size = len(block.get("source", {}).get("data", ""))
+            if size > MAX_IMAGE_BASE64:
+                return f"messages: image exceeds 5 MB maximum: {size} bytes > {MAX_IMAGE_BASE64} bytes"
+    return None
+
+
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+
+
 def garbage() -> Canned:
     """A 200 whose body is not JSON."""
     return Canned(200, b"<html>definitely not json", {"content-type": "application/json"})
@@ -216,7 +242,10 @@ class FakeAnthropic:
     def _answer(self, request: Request) -> Canned:
         with self._lock:
             self.requests.append(request)
-            canned = self._script.popleft() if self._script else None
+            too_big = _oversized_image(request.body)
+            canned = self._script.popleft() if self._script and too_big is None else None
+        if too_big is not None:
+            return Canned(400, _error_body("invalid_request_error", too_big), {"content-type": "application/json"})
         if canned is None:
             canned = self.handler(request.body) if self.handler is not None else status(500, "api_error")
         return self._with_cache_usage(request.body, canned) if self.cache is not None else canned
@@ -241,7 +270,7 @@ class FakeAnthropic:
             return canned  # a failed request reads and writes nothing
         try:
             usage = self.cache.account(request)
-        except TooManyBreakpoints as exc:
+        except (TooManyBreakpoints, InvalidImage) as exc:
             return Canned(400, _error_body("invalid_request_error", str(exc)), {"content-type": "application/json"})
         body = json.loads(canned.body)
         output = sum(count_tokens(json.dumps(b, ensure_ascii=False)) for b in body["content"])

@@ -10,22 +10,31 @@ content blocks. The rules modelled:
 - ``cache_control`` itself is not part of the prefix; everything else is, byte for byte (JSON key
   order included), and a message's string content is the same as one text block.
 
-Tokens are counted deterministically, one per ``CHARS_PER_TOKEN`` characters of each block's JSON.
+Tokens are counted deterministically, one per ``CHARS_PER_TOKEN`` characters of each block's JSON;
+an image block (also inside a tool result) costs what the API documents, width × height / 750 of
+the decoded image, not its base64.
 Entries never expire: the benchmark and the tests run well inside the five-minute lifetime.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import io
 import json
+import math
 import threading
 from dataclasses import dataclass
 from typing import Any
+
+from PIL import Image
 
 MAX_BREAKPOINTS = 4
 MIN_CACHEABLE_TOKENS = 1024
 LOOKBACK_BLOCKS = 20
 CHARS_PER_TOKEN = 4
+PIXELS_PER_IMAGE_TOKEN = 750
 
 
 class TooManyBreakpoints(ValueError):
@@ -106,7 +115,32 @@ def _blocks(body: dict[str, Any]) -> Any:
 def _block(role: str, block: dict[str, Any]) -> _Block:
     bare = {k: v for k, v in block.items() if k != "cache_control"}
     key = role + ":" + json.dumps(bare, ensure_ascii=False)
-    return _Block(key, count_tokens(key), "cache_control" in block)
+    return _Block(key, _tokens(role, bare), "cache_control" in block)
+
+
+def _tokens(role: str, block: dict[str, Any]) -> int:
+    if block.get("type") == "image":
+        return image_tokens(block)
+    inner = block.get("content")
+    if block.get("type") == "tool_result" and isinstance(inner, list):
+        images = [b for b in inner if b.get("type") == "image"]
+        rest = {**block, "content": [b for b in inner if b.get("type") != "image"]}
+        return count_tokens(role + ":" + json.dumps(rest, ensure_ascii=False)) + sum(map(image_tokens, images))
+    return count_tokens(role + ":" + json.dumps(block, ensure_ascii=False))
+
+
+def image_tokens(block: dict[str, Any]) -> int:
+    """What the API charges for one base64 image block: its pixels / 750."""
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(block["source"]["data"], validate=True))) as image:
+            width, height = image.size
+    except (KeyError, TypeError, binascii.Error, OSError) as exc:
+        raise InvalidImage(f"Could not process image: {exc}") from exc
+    return math.ceil(width * height / PIXELS_PER_IMAGE_TOKEN)
+
+
+class InvalidImage(ValueError):
+    """The API answers 400 to an image block it cannot decode."""
 
 
 def _prefixes(blocks: list[_Block]) -> tuple[list[str], list[int]]:

@@ -176,11 +176,14 @@ def photo_update(
     file_id: str,
     file_size: int,
     caption: str | None = None,
+    media_group_id: str | None = None,
     **who: Any,
 ) -> dict[str, Any]:
     """A photo message: a thumbnail (``{file_id}_thumb``) then the full size ``file_id`` (last, as
-    Telegram orders them)."""
+    Telegram orders them); with ``media_group_id``, one part of an album."""
     msg = _message(**who)
+    if media_group_id is not None:
+        msg["media_group_id"] = media_group_id
     msg["photo"] = [
         {
             "file_id": f"{file_id}_thumb",

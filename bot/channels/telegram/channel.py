@@ -91,6 +91,7 @@ class TelegramChannel:
             store=store,
             notes=notes,
             typing=self._typing,
+            album_wait=settings.album_wait,
         )
         self._draft_bot: Bot | None = None
         self.drafts: Drafts | None = None

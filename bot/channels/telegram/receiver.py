@@ -1,5 +1,9 @@
 """Receiving: one Telegram update → access check → (attachment saved) → a durable inbound message.
 
+The photos of an album arrive as separate updates, each stored on its own as it comes (so a crash
+between two parts loses neither); each part holds the album's earlier parts back on the bus until no
+part has come for ``album_wait`` seconds, and the runner then handles them as one message.
+
 It never calls the model. What it cannot pass on (a stranger, an unsupported kind, a file too big)
 it answers through the outbox, keyed by the update, so a redelivered update is answered once.
 """
@@ -35,8 +39,19 @@ RECORDINGS = {"voice", "audio", "video_note"}
 class TelegramReceiver:
     """Turns updates into inbound messages on the bus."""
 
-    def __init__(self, bot: Bot, *, access: Access, bus: Bus, store: Store, notes: Vault, typing: Typing) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        access: Access,
+        bus: Bus,
+        store: Store,
+        notes: Vault,
+        typing: Typing,
+        album_wait: float = 1.0,
+    ) -> None:
         self._bot = bot
+        self._album_wait = album_wait
         self._access = access
         self._bus = bus
         self._store = store
@@ -88,9 +103,16 @@ class TelegramReceiver:
             },
             audio=recording_of(incoming, attachment_path),
             document=document_of(incoming, attachment_path),
+            images=images_of(incoming, attachment_path),
+            group=f"tg:{incoming.media_group_id}" if incoming.media_group_id else None,
         )
+        delay = 0.0
+        if message.group is not None:
+            # Before this part is stored: should it not be, Telegram sends it again and it holds them then.
+            await self._bus.hold_group(INBOUND, message.conversation, message.group, self._album_wait)
+            delay = self._album_wait
         await self._bus.publish(
-            INBOUND, message, conversation=message.conversation, dedupe_key=f"tg:{incoming.update_id}"
+            INBOUND, message, conversation=message.conversation, dedupe_key=f"tg:{incoming.update_id}", delay=delay
         )
 
     async def _refuse(self, incoming: Incoming) -> None:
@@ -181,6 +203,12 @@ def document_of(incoming: Incoming, attachment_path: str | None) -> Document | N
     if attachment is None or attachment_path is None or attachment.kind != "document":
         return None
     return Document(path=attachment_path) if is_document(attachment_path) or attachment_path.endswith(".md") else None
+
+
+def images_of(incoming: Incoming, attachment_path: str | None) -> list[str]:
+    """The stored image the runner should show the model, if the message brought one."""
+    attachment = incoming.attachment
+    return [attachment_path] if attachment is not None and attachment_path is not None and attachment.is_image else []
 
 
 def conversation_of(incoming: Incoming) -> str:

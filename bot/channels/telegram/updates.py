@@ -22,6 +22,9 @@ from telegram import (
 
 # Telegram's Bot API will not hand a bot a file larger than this.
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024
+# Files the model is shown as images (the Messages API's four formats), by type or by name.
+IMAGE_TYPES = {"image/jpeg", "image/png", "image/webp", "image/gif"}
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif")
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,14 @@ class Attachment:
     file_size: int | None
     name: str
     duration: int | None = None  # seconds, for recordings
+    mime_type: str | None = None  # for documents, as the sender's app gave it
+
+    @property
+    def is_image(self) -> bool:
+        """A photo, or a file the model can be shown as an image (JPEG, PNG, WebP, GIF)."""
+        if self.kind == "photo":
+            return True
+        return self.kind == "document" and (self.mime_type in IMAGE_TYPES or self.name.lower().endswith(IMAGE_SUFFIXES))
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,7 @@ class Incoming:
     forwarded_from: str | None = None
     quoted: str | None = None
     addressed_to_bot: bool = False
+    media_group_id: str | None = None  # the album the message is part of
 
     @property
     def supported(self) -> bool:
@@ -85,6 +97,7 @@ def read_update(update: Update, *, bot_username: str, bot_id: int) -> Incoming |
         forwarded_from=_origin(message),
         quoted=_quoted(message),
         addressed_to_bot=f"@{bot_username}".lower() in text.lower() or _replies_to(message, bot_id),
+        media_group_id=message.media_group_id,
     )
 
 
@@ -113,7 +126,8 @@ def _attachment(message: Message) -> Attachment | None:
         return Attachment("photo", biggest.file_id, biggest.file_size, f"photo {message.message_id}.jpg")
     if message.document:
         doc = message.document
-        return Attachment("document", doc.file_id, doc.file_size, doc.file_name or f"document {message.message_id}")
+        name = doc.file_name or f"document {message.message_id}"
+        return Attachment("document", doc.file_id, doc.file_size, name, mime_type=doc.mime_type)
     if message.voice:
         voice = message.voice
         return Attachment("voice", voice.file_id, voice.file_size, f"voice {message.message_id}.ogg", _seconds(voice))
