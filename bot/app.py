@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from bot.bus import INBOUND, Bus, Progress, Worker
 from bot.clock import Clock
 from bot.db import Database
+from bot.memory import profile_reader
 from bot.reminders import ReminderBook, Scheduler
 from bot.runner import (
     AnthropicModel,
@@ -27,7 +28,7 @@ from bot.settings import Settings
 from bot.store import Store
 from bot.tools import build_dispatcher
 from bot.transcribe import TranscriptionClient, VoiceNotes
-from vault import Vault
+from vault import MultilingualEmbedder, Vault
 
 
 @dataclass
@@ -61,7 +62,12 @@ class App:
         notes: Vault | None = None
         try:
             bus, store = Bus(db), Store(db)
-            notes = await asyncio.to_thread(Vault, settings.vault.path, max_staleness=settings.vault.index_staleness)
+            notes = await asyncio.to_thread(
+                Vault,
+                settings.vault.path,
+                max_staleness=settings.vault.index_staleness,
+                embedder=MultilingualEmbedder() if settings.vault.search_by_meaning else None,
+            )
             model = model or build_model(settings, clock)
             system = await asyncio.to_thread(load_system_prompt, settings.model.system_prompt)
         except BaseException:
@@ -102,6 +108,7 @@ class App:
             over_budget=_capture(settings, clock, hint=None) if budget else None,
             voice=voice,
             progress=progress,
+            profile=profile_reader(notes, settings.memory.note),
             # Dead letters get a note each in the inbox, even with daily capture: filing one again after
             # a crash then finds the same note instead of appending a second line to the day's note.
             filer=CaptureModel(settings.vault.inbox, hint=None, log=False),

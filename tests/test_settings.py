@@ -31,6 +31,7 @@ SAMPLES = {
     "VAULTBOT_VAULT__CAPTURE_TO": "daily",
     "VAULTBOT_MODEL__SDK_MAX_RETRIES": "3",
     "VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen",
+    "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false",
 }
 # Settings that are refused alone: the other variables that must be set with them.
 COMPANIONS = {"VAULTBOT_TELEGRAM__WEBHOOK_URL": {"VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen"}}

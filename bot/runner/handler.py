@@ -16,6 +16,7 @@ import logging
 import sqlite3
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -142,11 +143,13 @@ class TurnHandler:
         voice: VoiceNotes | None = None,
         progress: Progress | None = None,
         filer: CaptureModel | None = None,
+        profile: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
         ``voice`` transcribes the recordings that come with messages; ``progress`` receives the
         reply's text as it is written, for channels that show it; ``filer`` files dead letters
-        (default: capture mode's notes in the inbox)."""
+        (default: capture mode's notes in the inbox); ``profile`` reads what the assistant knows
+        about its person, before every turn the model answers (``bot.memory``)."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -168,6 +171,7 @@ class TurnHandler:
         self._progress = progress
         self._filer = filer or CaptureModel("Inbox", hint=None, log=False)
         self._dead_letters = DeadLetters(db)
+        self._profile = profile
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -199,6 +203,8 @@ class TurnHandler:
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
         draft = self._open_draft(context)
+        # Read every turn, so an edit made in Obsidian reaches the next answer.
+        profile = await self._profile() if self._profile is not None and mode == "assistant" else None
         try:
             result = await run_turn(
                 model=model,
@@ -211,6 +217,7 @@ class TurnHandler:
                 limits=self._limits,
                 zone=zone_name(self._clock.tz),
                 listener=ReplyDraft(draft, context) if draft else None,
+                profile=profile,
             )
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)
