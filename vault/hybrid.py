@@ -31,6 +31,10 @@ from vault.vectors import Neighbour
 MEANING_WEIGHT = 0.5
 # A note found only by meaning needs at least this cosine similarity (the model's unrelated pairs sit below 0.15).
 MIN_SIMILARITY = 0.2
+# Below that, the single closest note still comes in when it stands out: this much closer than the next one
+# ("embedding pictures" is 0.125 from "Embed files" and 0.068 from anything else), and not below the floor.
+STANDOUT = 1.5
+STANDOUT_FLOOR = 0.1
 # A note found only by some of the words needs at least this share of the question's weight.
 MIN_COVERAGE = 0.5
 # Candidates drawn from each side before fusing.
@@ -76,9 +80,11 @@ def search(
     if rare:
         for path, _title, snippet in index.any_words(rare, POOL):
             candidates.setdefault(path, _Candidate(snippet=snippet))
-    for neighbour in recall.nearest(vector, POOL):
+    nearest = recall.nearest(vector, POOL)
+    for neighbour in nearest:
         candidates.setdefault(path := neighbour.path, _Candidate())
         candidates[path].similarity, candidates[path].start = neighbour.score, neighbour.start
+    standout = _standout(nearest)
     if not candidates:
         return []
     _measure_words(index, candidates, terms, weights)
@@ -86,7 +92,7 @@ def search(
     best_similarity = max(c.similarity for c in candidates.values())
     scored: list[tuple[float, str]] = []
     for path, candidate in candidates.items():
-        if candidate.coverage < MIN_COVERAGE and candidate.similarity < MIN_SIMILARITY:
+        if candidate.coverage < MIN_COVERAGE and candidate.similarity < MIN_SIMILARITY and path != standout:
             continue
         meaning = max(candidate.similarity, 0.0) / best_similarity if best_similarity > 0 else 0.0
         scored.append((MEANING_WEIGHT * meaning + (1 - MEANING_WEIGHT) * candidate.coverage, path))
@@ -103,6 +109,15 @@ def search(
         if len(hits) == limit:
             break
     return hits
+
+
+def _standout(nearest: list[Neighbour]) -> str | None:
+    """The closest note, if it is far closer than the next one."""
+    if not nearest or nearest[0].score < STANDOUT_FLOOR:
+        return None
+    if len(nearest) > 1 and nearest[0].score < STANDOUT * max(nearest[1].score, 0.0):
+        return None
+    return nearest[0].path
 
 
 def _measure_words(
