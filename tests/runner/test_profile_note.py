@@ -29,7 +29,6 @@ async def open_app(make_app: AppFactory, fake: FakeAnthropic, **overrides: Any) 
         anthropic_api_key="sk-ant-test",
         anthropic_base_url=fake.base_url,
         model={"name": "claude-test", "sdk_max_retries": 0},
-        vault={"search_by_meaning": False},
         **overrides,
     )
 

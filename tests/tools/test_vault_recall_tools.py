@@ -13,7 +13,7 @@ CONTEXT = ToolContext(conversation="terminal:ann", channel="terminal", recipient
 async def test_a_created_note_comes_back_with_the_notes_closest_in_meaning(
     make_app: Callable[..., Awaitable[App]],
 ) -> None:
-    app = await make_app()
+    app = await make_app(vault={"search_by_meaning": True})
     tools = build_dispatcher(app.notes, app.bus, app.store)
     for title, content in [
         ("Ana's lasagne", "Layers of pasta, ricotta, spinach and tomato sauce. Bake 45 minutes."),
