@@ -1,7 +1,8 @@
 """Search by meaning: recall@5 on a labelled set, and speed and memory at 10,000 and 100,000 notes.
 
     .venv/bin/python bench/recall.py recall [--filler 2000] [--tune]
-    .venv/bin/python bench/recall.py scale --notes 10000 [--sample 1000] [--queries 200]
+    .venv/bin/python bench/recall.py scale --notes 10000 [--sample 1000] [--queries 200] [--keep DIR]
+    .venv/bin/python bench/recall.py measure DIR/vault [--queries 200]
 
 ``recall`` writes the labelled notes of bench/recall_queries.json into a fresh vault among ``--filler``
 generated notes, lets the real model embed them all (timed: indexing notes/s through the background
@@ -244,9 +245,9 @@ def run_recall(filler: int, do_tune: bool) -> None:
 # --- at scale ------------------------------------------------------------------------------------------
 
 
-def run_scale(notes: int, sample: int, queries: int, noise: float) -> None:
+def run_scale(notes: int, sample: int, queries: int, noise: float, keep: Path | None) -> None:
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-        root = Path(tmp) / "vault"
+        root = (keep or Path(tmp)) / "vault"
         started = time.perf_counter()
         paths = write_generated(root, notes)
         print(f"{notes} notes written in {time.perf_counter() - started:.1f} s")
@@ -365,6 +366,7 @@ def main() -> None:
     scale.add_argument("--notes", type=int, default=10_000)
     scale.add_argument("--sample", type=int, default=1000)
     scale.add_argument("--queries", type=int, default=200)
+    scale.add_argument("--keep", type=Path, default=None, help="build the vault here and keep it")
     scale.add_argument("--noise", type=float, default=0.3, help="norm of the noise added to each copied vector")
     measure = commands.add_parser("measure")
     measure.add_argument("root", type=Path)
@@ -373,7 +375,7 @@ def main() -> None:
     if args.command == "recall":
         run_recall(args.filler, args.tune)
     elif args.command == "scale":
-        run_scale(args.notes, args.sample, args.queries, args.noise)
+        run_scale(args.notes, args.sample, args.queries, args.noise, args.keep)
     else:
         run_measure(args.root, args.queries)
 
