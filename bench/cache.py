@@ -6,10 +6,13 @@ documented rules: breakpoint prefixes written, 20-block lookback, 1,024-token mi
 shapes of turn: four model calls (vault_write, log_interaction, send_message, then the end of the
 turn) and two (vault_write + log_interaction together, then the reply as final text).
 
+With ``--profile`` the vault holds a profile note (``About me.md``, about 120 words) that every turn
+reads into the cached system block, as a person's would.
+
 Prints, per shape, the share of input tokens read from the cache over the ten turns and the
 tokens of the tenth turn's last call that were not read from the cache (input + cache writes).
 
-    .venv/bin/python bench/cache.py [--turns 10] [--dir /tmp/somewhere]
+    .venv/bin/python bench/cache.py [--turns 10] [--profile] [--dir /tmp/somewhere]
 """
 
 from __future__ import annotations
@@ -91,8 +94,23 @@ def two_calls(body: dict[str, Any]) -> api.Canned:
     return api.text("Saved it to your Inbox.")
 
 
-async def scenario(root: Path, shape: Callable[[dict[str, Any]], api.Canned], turns: int) -> tuple[float, int]:
+PROFILE = (
+    "Ann Keller, 41, lives in Leeds with her partner Tom and their daughter Mia (9). Works as a product "
+    "manager at a logistics firm, hybrid, in the office on Tuesdays and Thursdays. Vegetarian; allergic to "
+    "penicillin. Runs three times a week and is training for a 10k in May. Learning Spanish (B1) on Tuesday "
+    "evenings. Her mother Rosa lives in Ventnor and turns 90 in August. Prefers short answers, metric units "
+    "and dates written as 3 May. Keeps work notes under Work/ and recipes under Recipes/. Drives a 2019 "
+    "Skoda Octavia; the insurance renews in July. Cat called Milo, dog called Biscuit."
+)
+
+
+async def scenario(
+    root: Path, shape: Callable[[dict[str, Any]], api.Canned], turns: int, profile: bool
+) -> tuple[float, int]:
     """Run ``turns`` messages in one conversation; return (% read from cache, last call's uncached tokens)."""
+    if profile:
+        (root / "vault").mkdir(parents=True)
+        (root / "vault" / "About me.md").write_text(PROFILE + "\n", encoding="utf-8")
     with FakeAnthropic(prompt_cache=True) as fake:
         fake.handler = shape
         settings = Settings(
@@ -123,11 +141,12 @@ async def scenario(root: Path, shape: Callable[[dict[str, Any]], api.Canned], tu
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--profile", action="store_true", help="a profile note in the vault")
     parser.add_argument("--dir", type=Path, default=None, help="where to put the databases and vaults")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         for name, shape in [("4 calls/turn", four_calls), ("2 calls/turn", two_calls)]:
-            share, uncached = await scenario(Path(tmp) / name.split()[0], shape, args.turns)
+            share, uncached = await scenario(Path(tmp) / name.split()[0], shape, args.turns, args.profile)
             print(
                 f"{name}  {args.turns} turns  read from cache {share:5.1f} %  last call uncached {uncached:6d} tokens"
             )

@@ -9,6 +9,7 @@ from bot.bus import INBOUND, Bus, Worker
 from bot.clip import Clipper, Resolver, resolve
 from bot.clock import Clock
 from bot.db import Database
+from bot.memory import profile_reader
 from bot.reminders import ReminderBook, Scheduler
 from bot.runner import (
     AnthropicModel,
@@ -119,6 +120,7 @@ class App:
             documents=Documents(notes=notes, bus=bus, store=store),
             photos=Photos(store=store, vault_root=notes.root),
             progress=progress,
+            profile=profile_reader(notes, settings.memory.note),
             # Dead letters get a note each in the inbox, even with daily capture: filing one again after
             # a crash then finds the same note instead of appending a second line to the day's note.
             filer=CaptureModel(settings.vault.inbox, hint=None, log=False),

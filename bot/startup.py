@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot.db import Database
 from bot.settings import VaultSettings
-from vault import Vault
+from vault import MultilingualEmbedder, Vault
 
 __all__ = ["StartupError", "capture_folder", "open_database", "open_vault", "probe_folder"]
 
@@ -50,7 +50,8 @@ def open_vault(settings: VaultSettings) -> Vault:
     problem = _not_a_folder(settings.path)
     if problem is None:
         try:
-            notes = Vault(settings.path, max_staleness=settings.index_staleness)
+            embedder = MultilingualEmbedder() if settings.search_by_meaning else None
+            notes = Vault(settings.path, max_staleness=settings.index_staleness, embedder=embedder)
         except OSError as exc:
             problem = _os_reason(exc)
         else:

@@ -40,9 +40,12 @@ def fake_transcription() -> Iterator[FakeTranscription]:
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    """Settings on tmp_path with quick retries; ``overrides`` are init values (sections as dicts)."""
+    """Settings on tmp_path with quick retries; ``overrides`` are init values (sections as dicts).
+
+    Search by meaning is off unless a test turns it on (``vault={"search_by_meaning": True}``): the model
+    costs every app a background thread embedding its notes, which tests of other things do not need."""
     base: dict[str, Any] = {
-        "vault": {"path": tmp_path / "vault"},
+        "vault": {"path": tmp_path / "vault", "search_by_meaning": False},
         "store": {"path": tmp_path / "vaultbot.db"},
         "bus": {"backoff_seconds": 0.01, "backoff_max_seconds": 0.05, "max_attempts": 3},
     }

@@ -35,9 +35,9 @@ OWN_PREFIXES = ("VAULTBOT_", "ANTHROPIC_")
 
 def subprocess_env(**variables: str) -> dict[str, str]:
     """The environment for a `vaultbot` subprocess: this checkout importable, none of the
-    developer's vaultbot or Anthropic settings, plus ``variables``."""
+    developer's vaultbot or Anthropic settings, search by meaning off (no model to load), plus ``variables``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
-    return {**clean, "PYTHONPATH": str(ROOT), **variables}
+    return {**clean, "PYTHONPATH": str(ROOT), "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false", **variables}
 
 
 def bound_by_permissions() -> None:

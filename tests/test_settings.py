@@ -32,6 +32,7 @@ SAMPLES = {
     "VAULTBOT_MODEL__SDK_MAX_RETRIES": "3",
     "VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen",
     "VAULTBOT_REVIEW__PUBLIC_URL": "https://review.example.com",
+    "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false",
 }
 # Settings that are refused alone: the other variables that must be set with them.
 COMPANIONS = {"VAULTBOT_TELEGRAM__WEBHOOK_URL": {"VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen"}}

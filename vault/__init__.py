@@ -1,20 +1,24 @@
 """A folder of Obsidian-compatible Markdown notes, kept safe from paths that try to leave it."""
 
 from vault.documents import DocumentText, is_document, page_marker
+from vault.embedder import Embedder, MultilingualEmbedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed, VaultError
-from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
+from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
 from vault.vault import Vault, daily_entry
 
 __all__ = [
     "DocumentText",
+    "Embedder",
     "InvalidNote",
     "Listing",
     "Note",
     "NoteChanged",
     "NoteExists",
     "NoteNotFound",
+    "MultilingualEmbedder",
     "NoteSummary",
     "PathNotAllowed",
+    "Related",
     "SearchHit",
     "SyncReport",
     "Vault",

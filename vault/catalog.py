@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from vault import frontmatter, meta
 from vault.documents import DocumentText, extract, is_document
@@ -40,6 +40,18 @@ log = logging.getLogger(__name__)
 BATCH = 64
 
 
+class Listener(Protocol):
+    """Told which notes changed and which are gone, as the catalog learns of it (the meaning index)."""
+
+    def changed(self, paths: list[str]) -> None:
+        """Notes written or edited."""
+        ...
+
+    def removed(self, paths: list[str]) -> None:
+        """Notes deleted or renamed away."""
+        ...
+
+
 class Catalog:
     """The index of one vault root, and when to check it against the disk."""
 
@@ -47,6 +59,7 @@ class Catalog:
         self.root = root
         self.index = Index(index_path)
         self.max_staleness = max_staleness
+        self.listener: Listener | None = None
         self._sync_lock = threading.Lock()
         self._synced_at: float | None = None
         self._walk_seconds = 0.0
@@ -120,6 +133,9 @@ class Catalog:
                     exc,
                 )
                 return SyncReport(indexed=0, removed=0, seconds=round(time.monotonic() - started, 4))
+            if self.listener is not None and (changed or removed):
+                self.listener.removed(removed)
+                self.listener.changed([entry.path for entry in changed])
             self._walk_seconds = time.monotonic() - started
             self._synced_at = started
             return SyncReport(indexed=len(changed), removed=len(removed), seconds=round(time.monotonic() - started, 4))
@@ -217,3 +233,5 @@ class Catalog:
     def add(self, entry: Entry) -> None:
         """Put a note vaultbot just wrote in line for the index (committed in the order of its writes)."""
         self.index.queue(entry)
+        if self.listener is not None:
+            self.listener.changed([entry.path])

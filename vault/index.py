@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE INDEX IF NOT EXISTS files_by_folder ON files (folder, updated);
 CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(title, body, tags, tokenize = 'unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_vocab USING fts5vocab(notes_fts, 'row');
 """
 
 
@@ -102,7 +103,9 @@ def _open(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=5000")
         if conn.execute("PRAGMA user_version").fetchone()[0] != INDEX_VERSION:
-            conn.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS notes_fts;")
+            conn.executescript(
+                "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS notes_vocab; DROP TABLE IF EXISTS notes_fts;"
+            )
             conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
         conn.executescript(_SCHEMA)
     except BaseException:
@@ -284,6 +287,53 @@ class Index:
         params.append(limit)
         with self._lock:
             return [(r[0], r[1], " ".join(r[2].split())) for r in self._conn.execute(" ".join(sql), params)]
+
+    def any_words(self, words: list[str], limit: int) -> list[tuple[str, str, str]]:
+        """(path, title, snippet) of the notes with the most of ``words`` by bm25, best first."""
+        expression = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+        return self.search(expression, limit)
+
+    def frequencies(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """How many notes there are, and in how many of them each of ``terms`` (folded as the index folds) occurs."""
+        with self._lock:
+            total = self._conn.execute("SELECT count(*) FROM files").fetchone()[0]
+            found = dict(
+                self._conn.execute(
+                    "SELECT term, doc FROM notes_vocab WHERE term IN (SELECT value FROM json_each(?))",
+                    (json.dumps(terms),),
+                ).fetchall()
+            )
+        return total, {term: found.get(term, 0) for term in terms}
+
+    def holding(self, term: str, paths: list[str]) -> set[str]:
+        """Which of ``paths`` contain ``term`` (in title, body or tags)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT f.path FROM notes_fts JOIN files f ON f.id = notes_fts.rowid WHERE notes_fts MATCH ? "
+                "AND notes_fts.rowid IN (SELECT id FROM files WHERE path IN (SELECT value FROM json_each(?)))",
+                ('"' + term.replace('"', '""') + '"', json.dumps(paths)),
+            ).fetchall()
+        return {row[0] for row in rows}
+
+    def describe(
+        self, starts: dict[str, int], *, tags: list[str] | None = None, folder: str | None = None
+    ) -> dict[str, tuple[str, str]]:
+        """(title, excerpt from each note's ``starts`` offset) of the notes among ``starts`` that are in
+        the index, have all ``tags`` and lie under ``folder``."""
+        sql = [
+            "SELECT f.path, f.title, substr(n.body, s.value + 1, 400) FROM json_each(?) s",
+            "JOIN files f ON f.path = s.key JOIN notes_fts n ON n.rowid = f.id WHERE 1",
+        ]
+        params: list[object] = [json.dumps(starts)]
+        for tag in tags or []:
+            sql.append("AND EXISTS (SELECT 1 FROM json_each(f.tags) WHERE lower(value) = lower(?))")
+            params.append(tag.lstrip("#"))
+        if folder:
+            sql.append("AND (f.folder = ? OR f.folder LIKE ? ESCAPE '\\')")
+            params += [folder, _like_prefix(folder)]
+        with self._lock:
+            rows = self._conn.execute(" ".join(sql), params).fetchall()
+        return {row[0]: (row[1], " ".join(row[2].split()[:_SNIPPET_TOKENS])) for row in rows}
 
     def listing(self, folder: str, limit: int | None) -> list[tuple[str, str, list[str], str]]:
         """(path, title, tags, updated) of the notes directly in ``folder``, newest first."""

@@ -54,6 +54,14 @@ class SearchHit:
     snippet: str
 
 
+@dataclass
+class Related:
+    """A note close in meaning to another one."""
+
+    path: str
+    title: str
+
+
 @dataclass(frozen=True)
 class SyncReport:
     """What a sync of the search index with the disk did."""

@@ -14,14 +14,15 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK
 from typing import Any
 
-from vault import frontmatter, meta
+from vault import frontmatter, hybrid, meta
 from vault.catalog import Catalog
 from vault.documents import DocumentText, extract, is_document
+from vault.embedder import Embedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound
 from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
 from vault.index import Entry, match_expression
-from vault.notes import Listing, Note, NoteSummary, SearchHit, SyncReport, WriteResult
+from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
 from vault.paths import (
     NOTE_SUFFIX,
     confine,
@@ -33,6 +34,7 @@ from vault.paths import (
     show,
     split_components,
 )
+from vault.recall import Recall
 
 MODES = ("create", "append", "replace")
 PRIVATE_DIR = ".vaultbot"
@@ -43,12 +45,15 @@ _MAX_COPIES = 999
 class Vault:
     """Reads and writes notes under ``root``, never outside it."""
 
-    def __init__(self, root: str | Path, *, max_staleness: float = 1.0) -> None:
+    def __init__(self, root: str | Path, *, max_staleness: float = 1.0, embedder: Embedder | None = None) -> None:
         """Open the vault at ``root`` (created if missing) and bring its search index up to date.
 
         ``max_staleness`` is how old (in seconds) the index may be when a search or listing
         answers: edits made outside vaultbot (in Obsidian, by a sync) are picked up by a check of
         the disk at most that often; vaultbot's own writes are found at once.
+
+        With an ``embedder``, search finds notes by meaning as well as by words, once a background
+        thread has embedded them (``vault.recall``); without one, by words alone.
         """
         path = Path(root).expanduser()
         path.mkdir(parents=True, exist_ok=True)
@@ -66,10 +71,21 @@ class Vault:
         self._staging_device = self._staging.stat().st_dev
         self._catalog = Catalog(self.root, self.root / PRIVATE_DIR / "index.db", max_staleness=max_staleness)
         self._catalog.sync()
+        self._recall: Recall | None = None
+        if embedder is not None:
+            self._recall = Recall(self.root, self.root / PRIVATE_DIR / "vectors.db", embedder)
+            self._catalog.listener = self._recall
+            self._recall.start(self._catalog.index.known())
 
     def close(self) -> None:
-        """Close the search index."""
+        """Stop embedding and close the search indexes."""
+        if self._recall is not None:
+            self._recall.close()
         self._catalog.close()
+
+    def wait_for_meaning(self, timeout: float) -> bool:
+        """Wait until every note is embedded and search by meaning answers; False on timeout or without a model."""
+        return self._recall is not None and self._recall.wait(timeout)
 
     def sync(self) -> SyncReport:
         """Check the disk now and bring the search index in line with it."""
@@ -475,10 +491,28 @@ class Vault:
         if expression is None:
             return []
         self._catalog.fresh()
+        vector = self._recall.query(query) if self._recall is not None else None
+        if self._recall is not None and vector is not None:
+            return hybrid.search(
+                self._catalog.index, self._recall, vector, query, expression, limit, tags=tags, folder=folder or None
+            )
         return [
             SearchHit(path, title, snippet)
             for path, title, snippet in self._catalog.index.search(expression, limit, tags=tags, folder=folder or None)
         ]
+
+    def related(self, path: str, limit: int = 3) -> list[Related]:
+        """Up to ``limit`` other notes closest in meaning to the note at ``path`` (embedded now if it is
+        not yet); none without search by meaning."""
+        if self._recall is None:
+            return []
+        vector = self._recall.embed_now(path)
+        if vector is None:
+            return []
+        self._catalog.fresh()
+        near = [n for n in self._recall.nearest(vector, limit, exclude=path) if n.score >= hybrid.MIN_SIMILARITY]
+        titles = self._catalog.index.describe({n.path: 0 for n in near})
+        return [Related(n.path, titles[n.path][0]) for n in near if n.path in titles]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -150,13 +151,15 @@ class TurnHandler:
         progress: Progress | None = None,
         filer: CaptureModel | None = None,
         photos: Photos | None = None,
+        profile: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
         ``voice`` transcribes the recordings that come with messages; ``documents`` gives the model
         the text of the documents that do (capture mode files the message without it); ``photos`` shows
         the model the images that come with them; ``progress`` receives the
         reply's text as it is written, for channels that show it; ``filer`` files dead letters
-        (default: capture mode's notes in the inbox)."""
+        (default: capture mode's notes in the inbox); ``profile`` reads what the assistant knows
+        about its person, before every turn the model answers (``bot.memory``)."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -180,6 +183,7 @@ class TurnHandler:
         self._progress = progress
         self._filer = filer or CaptureModel("Inbox", hint=None, log=False)
         self._dead_letters = DeadLetters(db)
+        self._profile = profile
 
     async def __call__(self, delivery: Delivery) -> bool:
         """Run the model (or a slash command) on one inbound message and finish it atomically."""
@@ -217,6 +221,8 @@ class TurnHandler:
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
         draft = self._open_draft(context)
+        # Read every turn, so an edit made in Obsidian reaches the next answer.
+        profile = await self._profile() if self._profile is not None and mode == "assistant" else None
         try:
             result = await run_turn(
                 model=model,
@@ -230,6 +236,7 @@ class TurnHandler:
                 zone=zone_name(self._clock.tz),
                 listener=ReplyDraft(draft, context) if draft else None,
                 images=seen.blocks,
+                profile=profile,
             )
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)

@@ -64,16 +64,20 @@ class RunResult:
         return self.status == "completed"
 
 
-def system_prompt(system: str, zone: str | None) -> list[dict[str, Any]]:
-    """The system blocks: the configured prompt, then how the user's time reaches the model.
+def system_prompt(system: str, zone: str | None, profile: str | None = None) -> list[dict[str, Any]]:
+    """The system blocks: the configured prompt, how the user's time reaches the model, then the
+    profile (what the assistant knows about its person, ``bot.memory``).
 
     Nothing here changes with the time, so the cached prefix (tools, prompt, conversation) holds
     for as long as the cache does. The time itself comes with each user message (``bot.clock.stamped``):
-    the newest one says what time it is now, to the minute.
+    the newest one says what time it is now, to the minute. The profile changes only when its note
+    does, and comes last, so the breakpoint after it caches it with the rest.
     """
     blocks: list[dict[str, Any]] = [{"type": "text", "text": system}]
     if zone is not None:
         blocks.append({"type": "text", "text": time_note(zone)})
+    if profile is not None:
+        blocks.append({"type": "text", "text": profile})
     blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
     return blocks
 
@@ -109,17 +113,19 @@ async def run_turn(
     zone: str | None = None,
     listener: TextListener | None = None,
     images: Sequence[dict[str, Any]] = (),
+    profile: str | None = None,
 ) -> RunResult:
     """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
 
     ``listener`` hears every model call's text as it is written (progress a channel may show);
-    ``images`` (content blocks) go before ``text`` in the user's message.
+    ``images`` (content blocks) go before ``text`` in the user's message; ``profile`` is the system
+    prompt's part about the person (``bot.memory``).
 
     Model errors (``ModelUnavailable``, ``ModelRejected``) propagate to the caller, which owns
     retries; tool failures never do. However the run ends, ``messages`` is a closed turn
     (``bot.runner.closing``).
     """
-    system_blocks = system_prompt(system, zone)
+    system_blocks = system_prompt(system, zone, profile)
     tools = dispatcher.definitions()
     content: str | list[dict[str, Any]] = [*images, {"type": "text", "text": text}] if images else text
     turn: list[dict[str, Any]] = [{"role": "user", "content": content}]

@@ -67,6 +67,17 @@ class VaultSettings(BaseModel):
     index_staleness: float = Field(
         1.0, ge=0, le=3600, description="Seconds between checks of the disk for edits made outside vaultbot; 0: always."
     )
+    search_by_meaning: bool = Field(
+        True, description="Search by meaning too: a local model embeds the notes in the background (~150 MB)."
+    )
+
+
+class MemorySettings(BaseModel):
+    """What the assistant knows about its person."""
+
+    note: str = Field(
+        "About me.md", min_length=1, description="The profile note, vault-relative: read before every turn."
+    )
 
 
 class StoreSettings(BaseModel):
@@ -262,6 +273,7 @@ class Settings(BaseSettings):
 
     vault: VaultSettings = Field(default_factory=VaultSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     bus: BusSettings = Field(default_factory=BusSettings)

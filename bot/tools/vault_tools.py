@@ -62,6 +62,7 @@ class VaultWrite(_VaultTool):
         "Save a Markdown note in the user's vault. mode=create (default) never overwrites: if the title "
         "is taken by different content the note gets a unique name, and the result says so. "
         "mode=append adds to the end of a note; mode=replace swaps its body and keeps the old version. "
+        "A created note's result lists `related`: up to 3 existing notes closest in meaning. "
         "Call it together with log_interaction in one response when nothing else must happen first."
     )
     input_model = VaultWriteInput
@@ -79,7 +80,11 @@ class VaultWrite(_VaultTool):
             mode=input.mode,
             source=context.channel,
         )
-        return {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
+        result: dict[str, Any] = {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
+        if written.created:
+            related = await _in_thread(self._vault.related, written.path)
+            result["related"] = [dataclasses.asdict(note) for note in related]
+        return result
 
 
 class VaultRead(_VaultTool):
@@ -148,7 +153,8 @@ class VaultSearch(_VaultTool):
 
     name = "vault_search"
     description = (
-        "Full-text search of the notes' titles, bodies and tags; returns the best matches with a snippet. "
+        "Search the notes by meaning and by words (titles, bodies, tags); returns the best matches with a "
+        "snippet. Ask in plain words what you are looking for. "
         "Optionally only notes with given tags or under a folder."
     )
     input_model = VaultSearchInput

@@ -56,7 +56,8 @@ async def test_the_model_reads_the_local_time_on_the_message_and_schedules_for_t
     first = fake_anthropic.requests[0].body
     assert first["messages"][-1]["content"] == "[Mon 2026-11-23 09:00 +01:00] remind me tomorrow at 9"
     system: list[dict[str, Any]] = first["system"]
-    assert "The user's time zone is Europe/Berlin." in system[-1]["text"]
+    # The time zone is in the system prompt's cached prefix (the profile note's block, last, carries the breakpoint).
+    assert any("The user's time zone is Europe/Berlin." in block["text"] for block in system[1:])
     assert system[-1]["cache_control"] == {"type": "ephemeral"} and "cache_control" not in system[0]
     result = fake_anthropic.requests[1].body["messages"][-1]["content"][0]
     assert result["type"] == "tool_result" and "2026-11-24T09:00:00+01:00" in json.dumps(result["content"])

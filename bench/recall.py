@@ -1,0 +1,384 @@
+"""Search by meaning: recall@5 on a labelled set, and speed and memory at 10,000 and 100,000 notes.
+
+    .venv/bin/python bench/recall.py recall [--filler 2000] [--tune]
+    .venv/bin/python bench/recall.py scale --notes 10000 [--sample 1000] [--queries 200] [--keep DIR]
+    .venv/bin/python bench/recall.py measure DIR/vault [--queries 200]
+
+``recall`` writes the labelled notes of bench/recall_queries.json into a fresh vault among ``--filler``
+generated notes, lets the real model embed them all (timed: indexing notes/s through the background
+thread), then runs every labelled query four ways — keyword search alone (vaultbot's search without the
+model), nearest vectors alone, plain reciprocal rank fusion (k = 60) of keyword hits and nearest vectors,
+and the fusion of ``vault/hybrid.py`` — and prints recall@5 by kind of query (``meaning``: everyday questions that avoid
+their note's title and distinctive words; ``words``: queries that use them) and by split. ``--tune``
+searches the fusion's thresholds on the ``tune`` split only and prints the best, and how they do on ``test``.
+
+``scale`` generates ``--notes`` notes, embeds ``--sample`` of them with the real model (timed), and fills
+the meaning index for the rest with the sample's vectors, each copy perturbed by Gaussian noise and
+normalised again, stored with the hash of the note it stands for: the vault then opens with nothing to
+embed. A fresh process measures the memory the model and the index add and the latency of hybrid and
+keyword-only searches (docs/search.md says how to read the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import random
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from vault import Vault, hybrid  # noqa: E402
+from vault.embedder import MultilingualEmbedder  # noqa: E402
+from vault.index import match_expression  # noqa: E402
+from vault.recall import chunk  # noqa: E402
+from vault.vectors import VectorStore, quantise  # noqa: E402
+
+LABELLED = Path(__file__).with_name("recall_queries.json")
+K = 5
+RRF_K = 60
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+# --- a generated vault of everyday notes -------------------------------------------------------
+
+PEOPLE = "Sam Alex Jo Nina Omar Kate Ben Lucy Raj Marta Felix Hannah Yusuf Clara Leo Ingrid".split()
+PLACES = "the office,the park,town,the station,the library,the market,the café,the gym,home,the shop".split(",")
+THINGS = (
+    "the report,the budget,the shelves,the invoice,the old bike,the garden fence,the spare room,the laptop,"
+    "the printer,the photos,the book club list,the quarterly plan,the paint,the blinds,the charger,the rota"
+).split(",")
+WHEN = "on Monday,this morning,after lunch,next week,tomorrow,at the weekend,before Friday,tonight,later".split(",")
+FEELINGS = "tired,pleased,busy,calm,annoyed,hopeful,relieved,distracted,curious".split(",")
+TEMPLATES = [
+    "Met {p} at {pl} {w} to talk about {t}.",
+    "{p} asked me to look at {t} {w}.",
+    "Need to sort out {t} {w}; {p} said they would help.",
+    "Felt {f} most of the day, mostly because of {t}.",
+    "Went to {pl} {w} and forgot {t} again.",
+    "{p} thinks we should move {t} to {pl}.",
+    "Remember to message {p} about {t} {w}.",
+    "Spent an hour on {t} at {pl}; it is nearly done.",
+    "{p} and {q} disagreed about {t}, so we will decide {w}.",
+    "Quiet day at {pl}. Read a bit, walked a bit, felt {f}.",
+    "Ordered a replacement for {t}; it should arrive {w}.",
+    "Ideas for {t}: ask {p}, check the price at {pl}, decide {w}.",
+]
+TITLES = ["Notes", "Call with {p}", "Errands", "Thoughts", "Plan for {t}", "{p}", "Log", "Week ahead"]
+FOLDERS = ["Inbox", "Journal", "Projects/Home", "Projects/Work", "People", "Ideas"]
+
+
+def everyday_note(rng: random.Random, number: int) -> tuple[str, str]:
+    """(path, text) of a generated note of 60-200 words in plain English."""
+    slots = {
+        "p": rng.choice(PEOPLE),
+        "q": rng.choice(PEOPLE),
+        "pl": rng.choice(PLACES),
+        "t": rng.choice(THINGS),
+        "w": rng.choice(WHEN),
+        "f": rng.choice(FEELINGS),
+    }
+    title = rng.choice(TITLES).format(**slots).replace("the ", "").capitalize()
+    sentences: list[str] = []
+    words = 0
+    target = rng.randint(60, 200)
+    while words < target:
+        slots.update(p=rng.choice(PEOPLE), pl=rng.choice(PLACES), t=rng.choice(THINGS), w=rng.choice(WHEN))
+        sentence = rng.choice(TEMPLATES).format(**slots)
+        sentences.append(sentence[0].upper() + sentence[1:])
+        words += len(sentence.split())
+    return f"{rng.choice(FOLDERS)}/{title} {number}.md", " ".join(sentences) + "\n"
+
+
+def write_generated(root: Path, count: int, seed: int = 7) -> list[str]:
+    """Write ``count`` generated notes under ``root``; their paths, in order."""
+    rng = random.Random(seed)
+    paths = []
+    for number in range(count):
+        rel, text = everyday_note(rng, number)
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        paths.append(rel)
+    return paths
+
+
+def write_labelled(root: Path) -> dict:
+    labelled = json.loads(LABELLED.read_text(encoding="utf-8"))
+    for note in labelled["notes"]:
+        target = root / note["path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(note["body"] + "\n", encoding="utf-8")
+    return labelled
+
+
+# --- the three ways to search ---------------------------------------------------------------------
+
+
+def keyword_only(vault: Vault, query: str) -> list[str]:
+    expression = match_expression(query)
+    if expression is None:
+        return []
+    return [path for path, _title, _snippet in vault._catalog.index.search(expression, K)]
+
+
+def plain_rrf(vault: Vault, query: str, vector: np.ndarray) -> list[str]:
+    """Reciprocal rank fusion of keyword hits (all words, then any of them by bm25) and nearest vectors."""
+    index = vault._catalog.index
+    expression = match_expression(query)
+    by_words = [path for path, _t, _s in index.search(expression, hybrid.POOL)] if expression else []
+    terms = list(dict.fromkeys(hybrid.fold(word) for word in _WORD.findall(query)))
+    if terms:
+        by_words += [path for path, _t, _s in index.any_words(terms, hybrid.POOL) if path not in by_words]
+    by_meaning = [n.path for n in vault._recall.nearest(vector, hybrid.POOL)]
+    scores: dict[str, float] = {}
+    for ranking in (by_words, by_meaning):
+        for rank, path in enumerate(ranking):
+            scores[path] = scores.get(path, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return [path for path, _ in sorted(scores.items(), key=lambda item: (-item[1], item[0]))][:K]
+
+
+def fused(vault: Vault, query: str, vector: np.ndarray) -> list[str]:
+    expression = match_expression(query)
+    if expression is None:
+        return []
+    hits = hybrid.search(vault._catalog.index, vault._recall, vector, query, expression, K, tags=None, folder=None)
+    return [hit.path for hit in hits]
+
+
+def recall_at_k(queries: list[dict], found: dict[str, list[str]]) -> str:
+    if not queries:
+        return "  -  "
+    hit = sum(q["note"] in found[q["query"]] for q in queries)
+    return f"{hit / len(queries):.2f} ({hit}/{len(queries)})"
+
+
+def table(queries: list[dict], vault: Vault, vectors: dict[str, np.ndarray], split: str) -> dict[str, dict]:
+    chosen = [q for q in queries if split == "all" or q["split"] == split]
+    ways = {
+        "keyword only": {q["query"]: keyword_only(vault, q["query"]) for q in chosen},
+        "meaning only": {q["query"]: [n.path for n in vault._recall.nearest(vectors[q["query"]], K)] for q in chosen},
+        "plain RRF": {q["query"]: plain_rrf(vault, q["query"], vectors[q["query"]]) for q in chosen},
+        "hybrid (vault/hybrid.py)": {q["query"]: fused(vault, q["query"], vectors[q["query"]]) for q in chosen},
+    }
+    print(f"\nrecall@{K}, {split} queries      meaning              words                all")
+    for name, found in ways.items():
+        cells = [recall_at_k([q for q in chosen if q["kind"] == kind], found) for kind in ("meaning", "words")]
+        print(f"{name:<26} {cells[0]:<20} {cells[1]:<20} {recall_at_k(chosen, found)}")
+    return ways
+
+
+THRESHOLDS = ("MEANING_WEIGHT", "MIN_SIMILARITY", "STANDOUT", "MIN_COVERAGE")
+GRID = {
+    "MEANING_WEIGHT": [0.3, 0.4, 0.5, 0.6, 0.7],
+    "MIN_SIMILARITY": [0.1, 0.15, 0.2, 0.25, 0.3],
+    "STANDOUT": [1.2, 1.5, 2.0],
+    "MIN_COVERAGE": [0.3, 0.5, 0.7],
+}
+
+
+def tune(queries: list[dict], vault: Vault, vectors: dict[str, np.ndarray]) -> None:
+    """Grid-search the fusion's thresholds on the tune split; report the best settings on the test split."""
+    shipped = {name: getattr(hybrid, name) for name in THRESHOLDS}
+    tuning = [q for q in queries if q["split"] == "tune"]
+    results = []
+    for values in itertools.product(*(GRID[name] for name in THRESHOLDS)):
+        for name, value in zip(THRESHOLDS, values, strict=True):
+            setattr(hybrid, name, value)
+        hits = {kind: 0 for kind in ("meaning", "words")}
+        for q in tuning:
+            hits[q["kind"]] += q["note"] in fused(vault, q["query"], vectors[q["query"]])
+        # Both kinds count: a setting may not buy meaning queries with keyword ones.
+        results.append((hits["meaning"] + hits["words"], min(hits.values()), values))
+    results.sort(key=lambda item: (-item[0], -item[1]))
+    print(f"\ntuning on {len(tuning)} queries: best 5 of {len(results)} settings ({', '.join(THRESHOLDS)})")
+    for total, worst, values in results[:5]:
+        print(f"  {values}: {total}/{len(tuning)} (worst kind {worst})")
+    shipped_values = tuple(shipped[name] for name in THRESHOLDS)
+    for total, _worst, values in results:
+        if values == shipped_values:
+            print(f"  shipped {values}: {total}/{len(tuning)}")
+    for name, value in zip(THRESHOLDS, results[0][2], strict=True):
+        setattr(hybrid, name, value)
+    print("best tuned settings on the held-out test split:")
+    table(queries, vault, vectors, "test")
+    for name, value in shipped.items():
+        setattr(hybrid, name, value)
+
+
+def run_recall(filler: int, do_tune: bool) -> None:
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        root = Path(tmp) / "vault"
+        labelled = write_labelled(root)
+        write_generated(root, filler)
+        count = len(labelled["notes"]) + filler
+        embedder = MultilingualEmbedder()
+        embedder.load()
+        started = time.perf_counter()
+        vault = Vault(root, embedder=embedder)
+        if not vault.wait_for_meaning(3600):
+            raise SystemExit("the meaning index was not built within an hour")
+        seconds = time.perf_counter() - started
+        print(f"{count} notes ({len(labelled['notes'])} labelled, {filler} generated): indexed by words and")
+        print(f"meaning in {seconds:.1f} s, {count / seconds:.1f} notes/s, {len(vault._recall.store)} embedded")
+        try:
+            queries = labelled["queries"]
+            vectors = {q["query"]: embedder.embed([q["query"]])[0] for q in queries}
+            for split in ("tune", "test", "all"):
+                table(queries, vault, vectors, split)
+            if do_tune:
+                tune(queries, vault, vectors)
+        finally:
+            vault.close()
+
+
+# --- at scale ------------------------------------------------------------------------------------------
+
+
+def run_scale(notes: int, sample: int, queries: int, noise: float, keep: Path | None) -> None:
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        root = (keep or Path(tmp)) / "vault"
+        started = time.perf_counter()
+        paths = write_generated(root, notes)
+        print(f"{notes} notes written in {time.perf_counter() - started:.1f} s")
+        started = time.perf_counter()
+        Vault(root).close()
+        print(f"keyword index built in {time.perf_counter() - started:.1f} s")
+
+        embedder = MultilingualEmbedder()
+        embedder.load()
+        rng = np.random.default_rng(11)
+        cut = [chunk(rel, (root / rel).read_bytes()) for rel in paths[:sample]]
+        started = time.perf_counter()
+        sample_vectors = []
+        for at in range(0, sample, 16):  # in batches of 16, as the background thread embeds
+            batch = cut[at : at + 16]
+            rows = embedder.embed([text for c in batch for text in c.texts])
+            for c in batch:
+                sample_vectors.append(rows[: len(c.texts)])
+                rows = rows[len(c.texts) :]
+        seconds = time.perf_counter() - started
+        chunks = sum(len(c.texts) for c in cut)
+        print(f"embedding {sample} notes ({chunks} chunks): {seconds:.1f} s, {sample / seconds:.1f} notes/s")
+
+        store_path = root / ".vaultbot" / "vectors.db"
+        VectorStore(store_path, model=embedder.name, dim=embedder.dim).close()
+        conn = sqlite3.connect(store_path)
+        started = time.perf_counter()
+        with conn:
+            for number, rel in enumerate(paths):
+                data = (root / rel).read_bytes()
+                if number < sample:
+                    vectors, starts = sample_vectors[number], cut[number].starts
+                else:
+                    source = number % sample
+                    vectors = sample_vectors[source] + rng.normal(0, noise / np.sqrt(embedder.dim), (1, embedder.dim))
+                    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+                    starts = cut[source].starts
+                rows, scales = quantise(vectors)
+                sha = hashlib.sha256(data).hexdigest()
+                conn.executemany(
+                    "INSERT INTO chunks (path, seq, sha256, start, scale, vector) VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (rel, seq, sha, start, float(scale), row.tobytes())
+                        for seq, (start, scale, row) in enumerate(zip(starts, scales, rows, strict=True))
+                    ],
+                )
+        conn.close()
+        print(f"meaning index filled for {notes} notes in {time.perf_counter() - started:.1f} s")
+        out = subprocess.run(
+            [sys.executable, __file__, "measure", str(root), "--queries", str(queries)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        print(out.stdout, end="")
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def percentiles(samples: list[float]) -> str:
+    q = statistics.quantiles(samples, n=100)
+    return f"p50 {q[49]:7.2f} ms  p95 {q[94]:7.2f} ms  (n={len(samples)})"
+
+
+def run_measure(root: Path, queries: int) -> None:
+    """In a fresh process: memory added by the model and index, and search latency, words and hybrid."""
+    labelled = json.loads(LABELLED.read_text(encoding="utf-8"))
+    texts = [q["query"] for q in labelled["queries"]]
+    texts = list(itertools.islice(itertools.cycle(texts), queries))
+
+    def timed(vault: Vault) -> list[float]:
+        samples = []
+        for text in texts:
+            started = time.perf_counter()
+            vault.search(text)
+            samples.append((time.perf_counter() - started) * 1000)
+        return samples
+
+    vault = Vault(root, max_staleness=3600)
+    keyword = timed(vault)
+    before = rss_mb()
+    vault.close()
+    embedder = MultilingualEmbedder()
+    embedder.load()
+    with_model = rss_mb()
+    started = time.perf_counter()
+    vault = Vault(root, max_staleness=3600, embedder=embedder)
+    if not vault.wait_for_meaning(600):
+        raise SystemExit("the meaning index did not load")
+    opened = time.perf_counter() - started
+    left = vault._recall.store
+    hybrid_samples = timed(vault)
+    after = rss_mb()
+    vault.close()
+    print(f"notes with vectors {len(left)}; vault with meaning index opened in {opened:.1f} s (nothing to embed)")
+    print(f"keyword-only search  {percentiles(keyword)}")
+    print(f"hybrid search        {percentiles(hybrid_samples)}  (query embedding included)")
+    print(
+        f"memory: RSS {before:.0f} MB with the keyword vault; +{with_model - before:.0f} MB model; "
+        f"+{after - with_model:.0f} MB meaning index and searches; +{after - before:.0f} MB in all"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    recall = commands.add_parser("recall")
+    recall.add_argument("--filler", type=int, default=2000)
+    recall.add_argument("--tune", action="store_true")
+    scale = commands.add_parser("scale")
+    scale.add_argument("--notes", type=int, default=10_000)
+    scale.add_argument("--sample", type=int, default=1000)
+    scale.add_argument("--queries", type=int, default=200)
+    scale.add_argument("--keep", type=Path, default=None, help="build the vault here and keep it")
+    scale.add_argument("--noise", type=float, default=0.3, help="norm of the noise added to each copied vector")
+    measure = commands.add_parser("measure")
+    measure.add_argument("root", type=Path)
+    measure.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    if args.command == "recall":
+        run_recall(args.filler, args.tune)
+    elif args.command == "scale":
+        run_scale(args.notes, args.sample, args.queries, args.noise, args.keep)
+    else:
+        run_measure(args.root, args.queries)
+
+
+if __name__ == "__main__":
+    main()

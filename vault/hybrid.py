@@ -1,0 +1,141 @@
+"""One ranking from two: notes found by their words and notes found by their meaning.
+
+Reciprocal rank fusion, the usual way, counts only ranks: a note that shares two common words with the
+question ("my", "sent") ranks first by words, and in RRF it then beats the one note that only meaning
+finds. Here each note gets two scores on fixed scales instead, and the fused score is their weighted sum:
+
+- by words, the share of the question's weight it holds: each question word weighs its inverse
+  document frequency, so holding "recipe" and "sister" counts far more than holding "my" and "sent";
+  a note holding every word (the keyword search's own hits) scores 1;
+- by meaning, its best chunk's cosine similarity to the question, relative to the best one found.
+
+A note comes in when it holds most of the question's weight or is close enough in meaning; bench/recall.py
+measures this against RRF on a labelled set (docs/search.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+
+from vault.index import Index
+from vault.notes import SearchHit
+from vault.recall import Recall
+from vault.vectors import Neighbour
+
+# How much meaning weighs against words in the fused score.
+MEANING_WEIGHT = 0.5
+# A note found only by meaning needs at least this cosine similarity (the model's unrelated pairs sit below 0.15).
+MIN_SIMILARITY = 0.2
+# Below that, the single closest note still comes in when it stands out: this much closer than the next one
+# ("embedding pictures" is 0.125 from "Embed files" and 0.068 from anything else), and not below the floor.
+STANDOUT = 1.5
+STANDOUT_FLOOR = 0.1
+# A note found only by some of the words needs at least this share of the question's weight.
+MIN_COVERAGE = 0.5
+# Candidates drawn from each side before fusing.
+POOL = 50
+# Words in more than this share of the notes say little ("the", "and"): left out of the any-word search.
+_COMMON = 0.3
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class _Candidate:
+    coverage: float = 0.0
+    similarity: float = 0.0
+    start: int = 0
+    snippet: str | None = None
+
+
+def fold(word: str) -> str:
+    """``word`` as the keyword index stores terms: lower case, without diacritics."""
+    decomposed = unicodedata.normalize("NFD", word.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def search(
+    index: Index,
+    recall: Recall,
+    vector: np.ndarray,
+    query: str,
+    expression: str,
+    limit: int,
+    *,
+    tags: list[str] | None,
+    folder: str | None,
+) -> list[SearchHit]:
+    """The best notes for ``query`` by words and by meaning (``vector`` is the query's embedding)."""
+    candidates: dict[str, _Candidate] = {}
+    for path, _title, snippet in index.search(expression, POOL, tags=tags, folder=folder):
+        candidates[path] = _Candidate(coverage=1.0, snippet=snippet)
+    terms = list(dict.fromkeys(fold(word) for word in _WORD.findall(query)))
+    total, frequencies = index.frequencies(terms)
+    weights = {term: math.log(1 + (total + 1) / (frequencies[term] + 0.5)) for term in terms}
+    rare = [term for term in terms if frequencies[term] and frequencies[term] <= _COMMON * total]
+    if rare:
+        for path, _title, snippet in index.any_words(rare, POOL):
+            candidates.setdefault(path, _Candidate(snippet=snippet))
+    nearest = recall.nearest(vector, POOL)
+    for neighbour in nearest:
+        candidates.setdefault(path := neighbour.path, _Candidate())
+        candidates[path].similarity, candidates[path].start = neighbour.score, neighbour.start
+    standout = _standout(nearest)
+    if not candidates:
+        return []
+    _measure_words(index, candidates, terms, weights)
+    _measure_meaning(recall, vector, candidates)
+    best_similarity = max(c.similarity for c in candidates.values())
+    scored: list[tuple[float, str]] = []
+    for path, candidate in candidates.items():
+        if candidate.coverage < MIN_COVERAGE and candidate.similarity < MIN_SIMILARITY and path != standout:
+            continue
+        meaning = max(candidate.similarity, 0.0) / best_similarity if best_similarity > 0 else 0.0
+        scored.append((MEANING_WEIGHT * meaning + (1 - MEANING_WEIGHT) * candidate.coverage, path))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    ranked = [path for _, path in scored]
+    # Filters and titles from the index: a note found by meaning is held to the same tags and folder.
+    described = index.describe({path: candidates[path].start for path in ranked}, tags=tags, folder=folder)
+    hits = []
+    for path in ranked:
+        if path not in described:
+            continue
+        title, excerpt = described[path]
+        hits.append(SearchHit(path, title, candidates[path].snippet or excerpt))
+        if len(hits) == limit:
+            break
+    return hits
+
+
+def _standout(nearest: list[Neighbour]) -> str | None:
+    """The closest note, if it is far closer than the next one."""
+    if not nearest or nearest[0].score < STANDOUT_FLOOR:
+        return None
+    if len(nearest) > 1 and nearest[0].score < STANDOUT * max(nearest[1].score, 0.0):
+        return None
+    return nearest[0].path
+
+
+def _measure_words(
+    index: Index, candidates: dict[str, _Candidate], terms: list[str], weights: dict[str, float]
+) -> None:
+    """Each candidate's share of the question's word weight (keyword hits already hold all of it)."""
+    open_paths = [path for path, c in candidates.items() if c.coverage < 1.0]
+    whole = sum(weights.values())
+    if not open_paths or whole <= 0:
+        return
+    for term in terms:
+        for path in index.holding(term, open_paths):
+            candidates[path].coverage += weights[term] / whole
+
+
+def _measure_meaning(recall: Recall, vector: np.ndarray, candidates: dict[str, _Candidate]) -> None:
+    """The similarity of candidates found by words only, so both sides score every note."""
+    unscored = [path for path, c in candidates.items() if c.similarity == 0.0]
+    found: dict[str, Neighbour] = recall.store.scores_of(vector, unscored)
+    for path, neighbour in found.items():
+        candidates[path].similarity, candidates[path].start = neighbour.score, neighbour.start
