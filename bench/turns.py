@@ -36,6 +36,9 @@ from bot.settings import Settings  # noqa: E402
 from tests.fakes.scripted_model import ScriptedModel, call, say  # noqa: E402
 
 CONCURRENT_CONVERSATIONS = 16
+# Search by meaning embeds each written note on a thread of its own (bench/recall.py measures it);
+# off unless --meaning, so the figures are the turn's own cost, comparable with DESIGN's targets.
+MEANING = "--meaning" in sys.argv
 
 
 def plain(messages: list[dict[str, Any]]) -> ModelReply:
@@ -136,7 +139,7 @@ async def scenario(root: Path, name: str, model: Callable[[list[dict[str, Any]]]
     folder = root / name
     settings = Settings(
         _env_file=None,
-        vault={"path": folder / "vault"},
+        vault={"path": folder / "vault", "search_by_meaning": MEANING},
         store={"path": folder / "vaultbot.db"},
         bus={"concurrency": CONCURRENT_CONVERSATIONS},
     )
@@ -175,7 +178,11 @@ async def history_scenario(root: Path, lengths: tuple[int, ...] = (10, 1_000, 10
     """A plain turn in a conversation that already has ``length`` turns: the cost must not grow."""
     for length in lengths:
         folder = root / f"history-{length}"
-        settings = Settings(_env_file=None, vault={"path": folder / "vault"}, store={"path": folder / "vaultbot.db"})
+        settings = Settings(
+            _env_file=None,
+            vault={"path": folder / "vault", "search_by_meaning": MEANING},
+            store={"path": folder / "vaultbot.db"},
+        )
         app = await App.open(settings, model=ScriptedModel(plain))
         gc.freeze()  # as `vaultbot run` does once started (bot.cli._settle_heap)
         past = json.dumps([{"role": "user", "content": "old"}, {"role": "assistant", "content": "reply"}])
@@ -240,6 +247,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--dir", type=Path, help="where to put the databases and vaults (default: a temp dir)")
+    parser.add_argument("--meaning", action="store_true", help="search by meaning on (each note embedded)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)
