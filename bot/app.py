@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from bot.bus import INBOUND, Bus, Progress, Worker
 from bot.clock import Clock
 from bot.db import Database
+from bot.mcp import McpServers
 from bot.reminders import ReminderBook, Scheduler
 from bot.runner import (
     AnthropicModel,
@@ -50,6 +51,8 @@ class App:
     transcriber: TranscriptionClient | None
     # Replies as they are written, for the channels that show them (ephemeral, in-process).
     progress: Progress
+    # The MCP servers, started with the app when there is a model to call their tools.
+    mcp: McpServers | None = None
 
     @classmethod
     async def open(cls, settings: Settings, *, model: ModelClient | None = None, clock: Clock | None = None) -> App:
@@ -71,9 +74,12 @@ class App:
             raise
         reminders = ReminderBook(db, bus, store, clock, max_pending=settings.reminders.max_pending)
         scheduler = Scheduler(reminders)
-        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake)
-        summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
+        mcp = McpServers(settings.mcp.servers) if settings.mcp.servers and mode == "assistant" else None
+        if mcp is not None:
+            await mcp.start()
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, mcp)
+        summarizer = build_summarizer(settings)
         budget = None
         if settings.budget.daily_usd is not None and mode == "assistant":
             budget = DailyBudget(store, clock, settings.budget.daily_usd)
@@ -132,6 +138,7 @@ class App:
             scheduler,
             transcriber,
             progress,
+            mcp,
         )
 
     def runner_worker(self) -> Worker:
@@ -156,7 +163,9 @@ class App:
         await self.close()
 
     async def close(self) -> None:
-        """Release the models' connections and the database."""
+        """Stop the MCP servers; release the models' connections and the database."""
+        if self.mcp is not None:
+            await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()

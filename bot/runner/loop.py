@@ -145,7 +145,7 @@ async def run_turn(
                 continue
             result.tools_called.append(call["name"])
             outcome = await _call_tool(dispatcher, call, context, recorder)
-            results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error))
+            results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error, blocks=outcome.blocks))
             verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
             hints += verdict.hints
             await _report(verdict, recorder)
@@ -214,8 +214,11 @@ async def _call_tool(
     return outcome
 
 
-def _tool_result(tool_use_id: str, result: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
-    content = truncate_middle(_encode(result))
+def _tool_result(
+    tool_use_id: str, result: dict[str, Any], *, is_error: bool, blocks: tuple[dict[str, Any], ...] = ()
+) -> dict[str, Any]:
+    text = truncate_middle(_encode(result))
+    content: str | list[dict[str, Any]] = [{"type": "text", "text": text}, *blocks] if blocks else text
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True

@@ -8,20 +8,22 @@ import vault
 from bot.bus import Bus
 from bot.reminders import ReminderBook
 from bot.store import Store
-from bot.tools.base import Tool
+from bot.tools.base import ContentResult, Tool
 from bot.tools.context import ToolContext
-from bot.tools.dispatcher import Dispatcher, ToolOutcome
+from bot.tools.dispatcher import Dispatcher, ToolOutcome, ToolSource
 from bot.tools.errors import ToolError, failure
 from bot.tools.messaging import LogInteraction, SendMessage, notice, queue_notice, queue_reply, reply
 from bot.tools.scheduling import CancelScheduled, ListScheduled, ScheduleMessage
 from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
 __all__ = [
+    "ContentResult",
     "Dispatcher",
     "Tool",
     "ToolContext",
     "ToolError",
     "ToolOutcome",
+    "ToolSource",
     "build_dispatcher",
     "failure",
     "notice",
@@ -37,9 +39,10 @@ def build_dispatcher(
     store: Store,
     reminders: ReminderBook | None = None,
     on_scheduled: Callable[[], None] = lambda: None,
+    more: ToolSource | None = None,
 ) -> Dispatcher:
     """The tools of DESIGN.md, wired to one vault, bus and store; the scheduling tools when
-    ``reminders`` is given (``on_scheduled`` wakes the scheduler)."""
+    ``reminders`` is given (``on_scheduled`` wakes the scheduler); ``more`` adds the MCP servers' tools."""
     tools: list[Tool] = [
         VaultWrite(notes),
         VaultRead(notes),
@@ -50,4 +53,4 @@ def build_dispatcher(
     ]
     if reminders is not None:
         tools += [ScheduleMessage(reminders, on_scheduled), ListScheduled(reminders), CancelScheduled(reminders)]
-    return Dispatcher(tools)
+    return Dispatcher(tools, more)
