@@ -37,6 +37,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         *rest,
         await _transcription(settings),
         *await _money(settings, clock),
+        *await _mcp(settings),
     ]
 
 
@@ -179,6 +180,15 @@ async def _transcription(settings: Settings) -> Check:
             f"{where} ({key}) does not offer {config.model}; it offers: {listed} (set VAULTBOT_TRANSCRIBE__MODEL)",
         )
     return Check("transcription", True, f"{config.model} at {where}: reachable, {key}; {limits}")
+
+
+async def _mcp(settings: Settings) -> list[Check]:
+    """Each MCP server, started and stopped as the bot would: its state and the tools the model sees."""
+    from bot.mcp.report import report
+
+    if not settings.mcp.servers:
+        return [Check("mcp", True, "no servers configured (see docs/mcp.md)")]
+    return [Check(f"mcp {server.name}", server.ok, server.describe()) for server in await report(settings)]
 
 
 def _without_credentials(url: str) -> str:
