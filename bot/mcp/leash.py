@@ -8,7 +8,8 @@ running forever, reparented to init. This process sits between them: it asks the
 SIGTERM when its parent dies (``PR_SET_PDEATHSIG``; elsewhere it watches its parent id), then runs
 the server in its own process group and, on that signal, ends the whole group: the server and
 whatever it started (``npx`` starts ``node``). Its stdin and stdout are the server's, inherited, so
-nothing is copied on the way. A clean stop is the SDK's: stdin closed, then the group signalled.
+nothing is copied on the way. A clean stop is the SDK's: stdin closed, then the group signalled;
+when the server exits, what it left behind in its group is ended too.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ def main(argv: list[str]) -> int:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
-    return server.wait()
+    server.wait()
+    # What the server started goes with it, as the SDK's own stop would take it (the process group).
+    _end_group(signal.SIGTERM, None)
+    return server.returncode
 
 
 def _die_with(parent: int) -> None:

@@ -4,13 +4,15 @@ misbehave, for the tests of vaultbot's MCP client. Run as ``python mcp_stdio_ser
 Modes: ``serve`` (default); ``crash`` (writes a line to stderr and exits before answering);
 ``silent`` (reads its input and never answers); ``garbage`` (answers every line with non-JSON).
 The environment variable ``SECRET`` is what ``secret`` echoes back; ``PID_FILE`` names a file the
-server appends its process id to, so a test can find every server that ran.
+server appends its process id to, so a test can find every server that ran; with ``HELPER`` set
+it also starts a helper process (as ``npx`` starts ``node``) and appends the helper's id.
 
 (No ``from __future__ import annotations``: the SDK reads the tools' annotations at run time.)
 """
 
 import base64
 import os
+import subprocess
 import sys
 import time
 
@@ -84,6 +86,9 @@ def main() -> None:
     if os.environ.get("PID_FILE"):
         with open(os.environ["PID_FILE"], "a") as f:
             f.write(f"{os.getpid()}\n")
+            if os.environ.get("HELPER"):  # as npx starts node: a child that never reads our stdin
+                helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+                f.write(f"{helper.pid}\n")
     mode = sys.argv[1] if len(sys.argv) > 1 else "serve"
     if mode == "crash":
         print("fatal: cannot open the database /nowhere", file=sys.stderr, flush=True)
