@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import sys
 import time
@@ -114,7 +115,9 @@ class ServerLink:
         """Call ``tool`` with ``arguments``; raises ``ToolError`` for every failure."""
         if not await self.start():
             wait = self.retry_in()
-            later = f"; it is tried again in {wait:.0f} s" if wait >= 1 else "; it is tried again on the next call"
+            later = (
+                f"; it is tried again in {math.ceil(wait)} s" if wait > 0 else "; it is tried again on the next call"
+            )
             raise ToolError(
                 f"The MCP server {self.name} is unavailable ({self.reason}){later}.",
                 error_type="unavailable",

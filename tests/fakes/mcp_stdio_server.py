@@ -5,7 +5,8 @@ Modes: ``serve`` (default); ``crash`` (writes a line to stderr and exits before 
 ``silent`` (reads its input and never answers); ``garbage`` (answers every line with non-JSON).
 The environment variable ``SECRET`` is what ``secret`` echoes back; ``PID_FILE`` names a file the
 server appends its process id to, so a test can find every server that ran; with ``HELPER`` set
-it also starts a helper process (as ``npx`` starts ``node``) and appends the helper's id.
+it also starts a helper process (as ``npx`` starts ``node``) and appends the helper's id. With
+``READY_FILE`` set, it crashes as ``crash`` does until that file exists.
 
 (No ``from __future__ import annotations``: the SDK reads the tools' annotations at run time.)
 """
@@ -90,7 +91,7 @@ def main() -> None:
                 helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
                 f.write(f"{helper.pid}\n")
     mode = sys.argv[1] if len(sys.argv) > 1 else "serve"
-    if mode == "crash":
+    if mode == "crash" or (os.environ.get("READY_FILE") and not os.path.exists(os.environ["READY_FILE"])):
         print("fatal: cannot open the database /nowhere", file=sys.stderr, flush=True)
         sys.exit(3)
     if mode == "silent":

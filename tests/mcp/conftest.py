@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import os
+import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -62,6 +62,14 @@ def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
+async def eventually(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Wait for ``condition`` while the event loop runs on, at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)
+
+
 @pytest.fixture
 def with_servers(
     make_app: Callable[..., Awaitable[App]], fake_anthropic: FakeAnthropic
@@ -83,8 +91,3 @@ def with_servers(
 def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool_result blocks of the last message of a request to the Messages API."""
     return [b for b in body["messages"][-1]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
-
-
-def environment_without(*names: str) -> dict[str, str]:
-    """This process's environment without ``names``."""
-    return {k: v for k, v in os.environ.items() if k not in names}
