@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.mcp.link import ServerLink
+from bot.mcp.secrets import MaskingFilter
 from bot.settings import Settings
 
 
@@ -45,7 +46,13 @@ class ServerReport:
 
 async def report(settings: Settings) -> list[ServerReport]:
     """Start every configured server at once, list its tools, stop it."""
-    return list(await asyncio.gather(*(_probe(ServerLink(n, c)) for n, c in settings.mcp.servers.items())))
+    links = [ServerLink(name, config) for name, config in settings.mcp.servers.items()]
+    masking = MaskingFilter([link.secrets for link in links])
+    masking.attach()
+    try:
+        return list(await asyncio.gather(*(_probe(link) for link in links)))
+    finally:
+        masking.detach()
 
 
 async def _probe(link: ServerLink) -> ServerReport:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -37,3 +38,43 @@ class Secrets:
         if isinstance(value, list):
             return [self.mask_all(v) for v in value]
         return value
+
+
+class MaskingFilter(logging.Filter):
+    """Masks the servers' secrets in what the MCP SDK logs: it logs a line a server printed that is
+    not JSON-RPC, and that line may be anything the server knows. An exception's text may quote
+    such a line cut short (pydantic shows its middle as "..."), where no mask can find a secret, so
+    a traceback is reduced to the exception's type. Attach with :meth:`attach`."""
+
+    def __init__(self, secrets: list[Secrets]) -> None:
+        super().__init__()
+        self._secrets = secrets
+        self._loggers: list[logging.Logger] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite the record's message (and traceback) masked; never drops it."""
+        record.msg, record.args = self._mask(record.getMessage()), None
+        if record.exc_info:
+            kind = record.exc_info[0]
+            record.exc_info, record.exc_text = (
+                None,
+                f"({kind.__name__ if kind else 'an exception'}; details not logged)",
+            )
+        return True
+
+    def attach(self) -> None:
+        """Filter every logger of the SDK (a logger's filters do not reach its children's records)."""
+        names = [name for name in logging.root.manager.loggerDict if name == "mcp" or name.startswith("mcp.")]
+        self._loggers = [logging.getLogger(name) for name in names]
+        for logger in self._loggers:
+            logger.addFilter(self)
+
+    def detach(self) -> None:
+        """Take the filter off again."""
+        for logger in self._loggers:
+            logger.removeFilter(self)
+
+    def _mask(self, text: str) -> str:
+        for secrets in self._secrets:
+            text = secrets.mask(text)
+        return text

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.mcp.link import ServerLink
 from bot.mcp.naming import Offered
+from bot.mcp.secrets import MaskingFilter
 from bot.settings import McpServerSettings
 from bot.tools import ContentResult, Tool, ToolContext
 
@@ -55,6 +56,8 @@ class McpServers:
 
     def __init__(self, servers: Mapping[str, McpServerSettings]) -> None:
         self.links = [ServerLink(name, config, on_change=self._changed) for name, config in servers.items()]
+        self._masking = MaskingFilter([link.secrets for link in self.links])
+        self._masking.attach()
         self._current: dict[str, Tool] | None = None
         self._reviving: set[asyncio.Task[bool]] = set()
 
@@ -77,6 +80,7 @@ class McpServers:
             task.cancel()
         await asyncio.gather(*self._reviving, return_exceptions=True)
         await asyncio.gather(*(link.stop() for link in self.links))
+        self._masking.detach()
 
     def _revive(self, link: ServerLink) -> None:
         if any(task.get_name() == link.name for task in self._reviving):

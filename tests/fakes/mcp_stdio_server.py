@@ -2,7 +2,7 @@
 misbehave, for the tests of vaultbot's MCP client. Run as ``python mcp_stdio_server.py [MODE]``.
 
 Modes: ``serve`` (default); ``crash`` (writes a line to stderr and exits before answering);
-``silent`` (reads its input and never answers); ``garbage`` (answers every line with non-JSON).
+``silent`` (reads its input and never answers); ``garbage`` (answers every line with non-JSON, the secret in it).
 The environment variable ``SECRET`` is what ``secret`` echoes back; ``PID_FILE`` names a file the
 server appends its process id to, so a test can find every server that ran; with ``HELPER`` set
 it also starts a helper process (as ``npx`` starts ``node``) and appends the helper's id. With
@@ -100,7 +100,7 @@ def main() -> None:
         return
     if mode == "garbage":
         for _ in sys.stdin:
-            print("<html>not an MCP server</html>", flush=True)
+            print(f"<html>not an MCP server {os.environ.get('SECRET', '')}</html>", flush=True)
         return
     serve()
 

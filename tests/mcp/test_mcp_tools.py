@@ -254,3 +254,14 @@ async def test_the_guards_hold_for_mcp_tools_as_for_built_in_ones(
     [run] = await app.store.list_runs(limit=1)
     assert run["status"] == "stopped"
     assert len(await tool_steps(app)) == 3
+
+
+async def test_a_secret_in_garbage_the_server_prints_never_reaches_the_log(
+    with_servers: Build, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    app = await with_servers({"junk": stdio("garbage", env={"SECRET": SECRET}, start_timeout=3)})
+    assert app.mcp is not None and app.mcp.links[0].state == "failed"
+    assert "Failed to parse JSONRPC message" in caplog.text  # the SDK logged that it read garbage
+    # Not the secret, nor a piece of it (pydantic quotes a long line cut in the middle).
+    assert not any(SECRET[i : i + 8] in caplog.text for i in range(len(SECRET) - 7))
