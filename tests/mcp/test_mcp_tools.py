@@ -265,3 +265,26 @@ async def test_a_secret_in_garbage_the_server_prints_never_reaches_the_log(
     assert "Failed to parse JSONRPC message" in caplog.text  # the SDK logged that it read garbage
     # Not the secret, nor a piece of it (pydantic quotes a long line cut in the middle).
     assert not any(SECRET[i : i + 8] in caplog.text for i in range(len(SECRET) - 7))
+
+
+async def test_a_re_run_calls_the_mcp_tool_again_and_the_trail_shows_both_calls(
+    with_servers: Build, fake_anthropic: FakeAnthropic, pid_file: Path
+) -> None:
+    app = await with_servers({"files": stdio(env={"PID_FILE": str(pid_file)})})
+    fake_anthropic.enqueue(
+        api.tool_use(("mcp__files__echo", {"text": "book the table"})),
+        api.status(500),  # the run fails after the call; the bus runs the message again
+        api.tool_use(("mcp__files__echo", {"text": "book the table"})),
+        api.text("Booked."),
+    )
+    await send(app, "book a table")
+    await run_inbox(app)
+
+    runs = await app.store.list_runs()
+    assert len(runs) == 2 and [m.text for m in await outbox(app)][-1] == "Booked."
+    calls = []
+    for run in runs:
+        detail = await app.store.get_run(run["id"])
+        assert detail is not None
+        calls += [s["input"] for s in detail["steps"] if s["name"] == "mcp__files__echo"]
+    assert calls == [{"text": "book the table"}] * 2  # not exactly-once: the server was asked twice
