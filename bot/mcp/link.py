@@ -65,7 +65,8 @@ class ServerLink:
         self._starting = asyncio.Lock()
         self._failures = 0
         self._not_before = 0.0
-        self._stderr = ""
+        # The end of what the server said about itself: its standard error (stdio), its last HTTP error status.
+        self._said = ""
         self._tasks: set[asyncio.Task[None]] = set()
         self._holder: asyncio.Task[None] | None = None
 
@@ -90,7 +91,7 @@ class ServerLink:
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[None] = loop.create_future()
             self._stop = asyncio.Event()
-            self._stderr = ""
+            self._said = ""
             self._holder = self._keep(self._hold(ready))
             try:
                 async with asyncio.timeout(self.config.start_timeout):
@@ -215,7 +216,12 @@ class ServerLink:
         config = self.config
         if config.url is not None:
             headers = {k: v.get_secret_value() for k, v in config.headers.items()}
-            http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=config.timeout))
+            # Reads are bounded by each call's own timeout: the server's event stream stays open between calls.
+            timeout = httpx2.Timeout(config.timeout, read=None)
+            hooks = {"response": [self._http_status]}
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks=hooks)
+            )
             return streamable_http_client(config.url, http_client=http)
         assert config.command is not None
         params = StdioServerParameters(
@@ -225,6 +231,12 @@ class ServerLink:
             env={k: v.get_secret_value() for k, v in config.env.items()},
         )
         return stdio_client(params, errlog=await self._stderr_pipe(stack))
+
+    async def _http_status(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            url = response.request.url
+            self._said += f"\nHTTP {response.status_code} from {url.scheme}://{url.host}:{url.port or ''}{url.path}"
+            self._said = self._said[-STDERR_KEPT:]
 
     async def _stderr_pipe(self, stack: AsyncExitStack) -> TextIO:
         """A pipe for the server's standard error, read as it comes: the end of it says why a
@@ -239,15 +251,16 @@ class ServerLink:
 
         async def drain() -> None:
             while chunk := await reader.read(4096):
-                self._stderr = (self._stderr + chunk.decode(errors="replace"))[-STDERR_KEPT:]
+                self._said = (self._said + chunk.decode(errors="replace"))[-STDERR_KEPT:]
 
         self._keep(drain())
         return writer
 
     def _why(self, exc: BaseException) -> str:
-        """One line on what went wrong, with the last line the server wrote to standard error."""
+        """One line on what went wrong, with the last line the server wrote to standard error or the
+        last HTTP error it answered (the SDK keeps neither)."""
         leaf = _leaf(exc)
-        last = next((line.strip() for line in reversed(self._stderr.splitlines()) if line.strip()), "")
+        last = next((line.strip() for line in reversed(self._said.splitlines()) if line.strip()), "")
         said = f" (it said: {last[:300]})" if last else ""
         return self.secrets.mask(f"{leaf}{said}")
 
@@ -256,10 +269,10 @@ def _leaf(exc: BaseException) -> str:
     """The innermost cause of ``exc``, as a person reads it."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
-        return "the server closed the connection"
-    if isinstance(exc, httpx2.HTTPStatusError):
-        return f"HTTP {exc.response.status_code} from {exc.request.url.copy_with(query=None)}"
+    if isinstance(exc, MCPError):
+        if exc.code == CONNECTION_CLOSED:
+            return "the server closed the connection"
+        return f"the server answered with an error ({exc.message})"
     if isinstance(exc, httpx2.TransportError):
         return f"cannot reach the server ({type(exc).__name__})"
     if isinstance(exc, OSError):

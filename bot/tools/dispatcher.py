@@ -58,9 +58,10 @@ class Dispatcher:
 
     def definitions(self) -> list[dict[str, Any]]:
         """Tool definitions for the Messages API; the last is marked for prompt caching."""
-        if self._source is not None and self._source.current() is not self._seen:
-            self._seen = self._source.current()
-            self._definitions = _definitions([*self._tools.values(), *self._seen.values()])
+        current = self._source.current() if self._source is not None else None
+        if current is not None and current is not self._seen:
+            self._seen = current
+            self._definitions = _definitions([*self._tools.values(), *current.values()])
         return self._definitions
 
     def _all(self) -> Mapping[str, Tool]:

@@ -13,12 +13,14 @@ from bot.app import App
 from bot.mcp import ServerLink
 from bot.mcp.link import restart_delay
 from bot.mcp.naming import API_NAME, api_name, offer
-from bot.settings import McpServerSettings
+from bot.mcp.report import report
+from bot.settings import McpServerSettings, Settings
 from bot.tools import ToolError
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.mcp_http_server import HttpMcpServer
 from tests.helpers import run_inbox
-from tests.mcp.conftest import eventually, pids, stdio
+from tests.mcp.conftest import TOKEN, eventually, pids, stdio
 from tests.runner.conftest import send
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}}
@@ -109,3 +111,29 @@ async def test_a_server_that_could_not_start_offers_its_tools_once_it_is_up(
     await run_inbox(app)
     assert any(t["name"] == "mcp__late__echo" for t in fake_anthropic.requests[1].body["tools"])
     assert "up" in str(fake_anthropic.requests[2].body["messages"][-1])
+
+
+async def test_an_http_server_that_refuses_the_headers_is_named_with_its_status_and_not_the_token(
+    http_server: HttpMcpServer,
+) -> None:
+    settings = Settings(
+        _env_file=None,
+        mcp={"servers": {"web": {"url": http_server.url, "headers": {"Authorization": "Bearer wrong-token-value"}}}},
+    )
+    [web] = await report(settings)
+    assert not web.ok and web.state == "failed" and web.tools == []
+    assert web.reason is not None and "(it said: HTTP 401 from http://127.0.0.1:" in web.reason
+    assert "wrong-token-value" not in web.describe()
+
+
+async def test_an_http_server_gone_mid_session_fails_the_call_as_unavailable(http_server: HttpMcpServer) -> None:
+    link = ServerLink("web", McpServerSettings(url=http_server.url, headers={"Authorization": f"Bearer {TOKEN}"}))
+    try:
+        assert await link.start()
+        assert (await link.call("add", {"a": 1, "b": 1})).result["content"][0]["text"] == "2"
+        http_server.__exit__(None, None, None)
+        with pytest.raises(ToolError) as gone:
+            await link.call("add", {"a": 1, "b": 1})
+        assert gone.value.error_type == "unavailable" and gone.value.retryable and link.state == "failed"
+    finally:
+        await link.stop()
