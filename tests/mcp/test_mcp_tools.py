@@ -288,3 +288,25 @@ async def test_a_re_run_calls_the_mcp_tool_again_and_the_trail_shows_both_calls(
         assert detail is not None
         calls += [s["input"] for s in detail["steps"] if s["name"] == "mcp__files__echo"]
     assert calls == [{"text": "book the table"}] * 2  # not exactly-once: the server was asked twice
+
+
+async def test_conversations_at_once_share_one_session_and_one_server_process(
+    with_servers: Build, fake_anthropic: FakeAnthropic, pid_file: Path
+) -> None:
+    app = await with_servers({"files": stdio(env={"PID_FILE": str(pid_file)})})
+
+    def answer(body: dict[str, Any]) -> api.Canned:
+        last = body["messages"][-1]["content"]
+        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+            return api.text("Done.")
+        return api.tool_use(("mcp__files__pid", {}))
+
+    fake_anthropic.handler = answer
+    for conversation in ("terminal:ann", "terminal:bob", "telegram:42"):
+        await send(app, "which process?", conversation=conversation)
+    await run_inbox(app)
+
+    [server] = pids(pid_file)
+    answered = [tool_results(r.body) for r in fake_anthropic.requests if tool_results(r.body)]
+    assert len(answered) == 3
+    assert {result_json(r)["content"][0]["text"] for [r] in answered} == {str(server)}
