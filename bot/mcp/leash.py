@@ -41,9 +41,9 @@ def main(argv: list[str]) -> int:
     os.dup2(null, 0)
     os.dup2(null, 1)
     server.wait()
-    # What the server started goes with it, as the SDK's own stop would take it (the process group).
+    # What the server started goes with it, as the SDK's own stop would take it: the process group, us included.
     _end_group(signal.SIGTERM, None)
-    return server.returncode
+    return server.returncode  # reached only if the group could not be signalled
 
 
 def _die_with(parent: int) -> None:
