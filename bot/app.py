@@ -9,6 +9,7 @@ from bot.bus import INBOUND, Bus, Worker
 from bot.clip import Clipper, Resolver, resolve
 from bot.clock import Clock
 from bot.db import Database
+from bot.mcp import McpServers
 from bot.memory import profile_reader
 from bot.reminders import ReminderBook, Scheduler
 from bot.runner import (
@@ -57,6 +58,8 @@ class App:
     # Replies as they are written, for the channels that show them (ephemeral, in-process).
     progress: Progress
     clipper: Clipper
+    # The MCP servers, started with the app when there is a model to call their tools.
+    mcp: McpServers | None = None
 
     @classmethod
     async def open(
@@ -87,9 +90,12 @@ class App:
         reminders = ReminderBook(db, bus, store, clock, max_pending=settings.reminders.max_pending)
         scheduler = Scheduler(reminders)
         clipper = Clipper(notes=notes, db=db, settings=settings.clip, resolver=resolver)
-        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper)
-        summarizer = build_summarizer(settings)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
+        mcp = McpServers(settings.mcp.servers) if settings.mcp.servers and mode == "assistant" else None
+        if mcp is not None:
+            await mcp.start()
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper, mcp)
+        summarizer = build_summarizer(settings)
         budget = None
         if settings.budget.daily_usd is not None and mode == "assistant":
             budget = DailyBudget(store, clock, settings.budget.daily_usd)
@@ -152,6 +158,7 @@ class App:
             transcriber,
             progress,
             clipper,
+            mcp,
         )
 
     def runner_worker(self) -> Worker:
@@ -176,7 +183,9 @@ class App:
         await self.close()
 
     async def close(self) -> None:
-        """Release the models' connections and the database."""
+        """Stop the MCP servers; release the models' connections and the database."""
+        if self.mcp is not None:
+            await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()

@@ -22,6 +22,7 @@ WORDS = {
     ("VAULTBOT_TELEGRAM__BASE_FILE_URL", "Telegram's"): "https://api.telegram.org/file/bot",
     ("VAULTBOT_TIMEZONE", "the machine's"): None,  # None: the machine's zone, looked up when used
     ("VAULTBOT_REVIEW__TOKEN", "generated once, kept in the store"): None,  # None: the store's token
+    ("VAULTBOT_MCP__SERVERS", "none"): {},
 }
 # A valid value other than the default, where a made-up one would be refused.
 SAMPLES = {
@@ -33,6 +34,7 @@ SAMPLES = {
     "VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen",
     "VAULTBOT_REVIEW__PUBLIC_URL": "https://review.example.com",
     "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false",
+    "VAULTBOT_MCP__SERVERS": '{"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}}',
 }
 # Settings that are refused alone: the other variables that must be set with them.
 COMPANIONS = {"VAULTBOT_TELEGRAM__WEBHOOK_URL": {"VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen"}}

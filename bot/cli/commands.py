@@ -334,6 +334,34 @@ def doctor(ctx: click.Context) -> None:
     ctx.exit(0 if all(c.ok for c in checks) else 1)
 
 
+@cli.group("mcp")
+def mcp_group() -> None:
+    """The MCP servers and their tools."""
+
+
+@mcp_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per server.")
+@click.pass_context
+def mcp_list(ctx: click.Context, as_json: bool) -> None:
+    """Start each MCP server, list the tool names the model sees, and stop it."""
+    from bot.mcp.report import report
+
+    servers = _run(report(_settings(ctx)))
+    if as_json:
+        click.echo(json.dumps([server.as_json() for server in servers], indent=2, ensure_ascii=False))
+    elif not servers:
+        click.echo("No MCP servers are configured (see docs/mcp.md).")
+    for server in [] if as_json else servers:
+        click.echo(
+            f"{server.name} ({server.transport}): {server.state}" + (f": {server.reason}" if server.reason else "")
+        )
+        for tool in server.tools:
+            click.echo(f"  {tool}")
+        for warning in server.warnings:
+            click.echo(f"  warning: {warning}")
+    ctx.exit(0 if all(server.ok for server in servers) else 1)
+
+
 async def _with_store(ctx: click.Context, use: Callable[[Any], Awaitable[T]]) -> T:
     from bot.store import Store
 

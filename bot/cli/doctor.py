@@ -42,6 +42,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         *[await _model(settings) if check.name == "model" and not settings.capture_mode else check for check in rest],
         await _transcription(settings),
         *await _money(settings, clock),
+        *await _mcp(settings),
     ]
 
 
@@ -218,6 +219,15 @@ async def _transcription(settings: Settings) -> Check:
             f"{where} ({key}) does not offer {config.model}; it offers: {listed} (set VAULTBOT_TRANSCRIBE__MODEL)",
         )
     return Check("transcription", True, f"{config.model} at {where}: reachable, {key}; {limits}")
+
+
+async def _mcp(settings: Settings) -> list[Check]:
+    """Each MCP server, started and stopped as the bot would: its state and the tools the model sees."""
+    from bot.mcp.report import report
+
+    if not settings.mcp.servers:
+        return [Check("mcp", True, "no servers configured (see docs/mcp.md)")]
+    return [Check(f"mcp {server.name}", server.ok, server.describe()) for server in await report(settings)]
 
 
 def _without_credentials(url: str) -> str:

@@ -57,6 +57,10 @@ def configuration(app: App) -> dict[str, Any]:
         "timezone": zone_name(app.clock.tz),
         "transcription": settings.transcribe.enabled,
         "review_page": settings.review.enabled,
+        "mcp_servers": [
+            {"name": link.name, "state": link.state, "tools": len(link.listing.offered), "reason": link.reason}
+            for link in (app.mcp.links if app.mcp is not None else [])
+        ],
     }
 
 

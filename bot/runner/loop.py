@@ -156,7 +156,7 @@ async def run_turn(
                 continue
             result.tools_called.append(call["name"])
             outcome = await _call_tool(dispatcher, call, context, recorder)
-            results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error, shown=outcome.shown))
+            results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error, blocks=outcome.blocks))
             verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
             hints += verdict.hints
             await _report(verdict, recorder)
@@ -227,11 +227,10 @@ async def _call_tool(
 
 
 def _tool_result(
-    tool_use_id: str, result: dict[str, Any], *, is_error: bool, shown: Sequence[dict[str, Any]] = ()
+    tool_use_id: str, result: dict[str, Any], *, is_error: bool, blocks: tuple[dict[str, Any], ...] = ()
 ) -> dict[str, Any]:
-    content: str | list[dict[str, Any]] = truncate_middle(_encode(result))
-    if shown:  # content blocks the tool gives the model beside its result (an image)
-        content = [{"type": "text", "text": content}, *shown]
+    text = truncate_middle(_encode(result))
+    content: str | list[dict[str, Any]] = [{"type": "text", "text": text}, *blocks] if blocks else text
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True

@@ -18,6 +18,7 @@ from pydantic import (
     AfterValidator,
     AliasChoices,
     BaseModel,
+    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -259,6 +260,60 @@ class ClipSettings(BaseModel):
     timeout: float = Field(20.0, gt=0, description="Seconds a whole fetch may take, redirects and body included.")
 
 
+MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9-]{1,32}")
+
+
+class McpServerSettings(BaseModel):
+    """One MCP server: a command to start (stdio) or a URL to reach (streamable HTTP).
+
+    The values of ``env`` and ``headers`` are secrets: never shown, and masked (``***``) wherever the
+    server echoes them back."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = Field(None, min_length=1, description="A stdio server: the program to start.")
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, SecretStr] = Field(default_factory=dict, description="Variables added to the server's environment.")
+    url: str | None = Field(None, description="A streamable-HTTP server: its endpoint, e.g. http://127.0.0.1:9000/mcp.")
+    headers: dict[str, SecretStr] = Field(default_factory=dict, description="Sent with every request to the URL.")
+    tools: list[str] | None = Field(None, description="Only these of the server's tools; all of them when unset.")
+    timeout: float = Field(30.0, gt=0, le=3600, description="Seconds for one call.")
+    start_timeout: float = Field(
+        30.0, gt=0, le=3600, description="Seconds for the server to start and list its tools (npx may download)."
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"https?://[^/\s]+", v.strip()):
+            raise ValueError("expected an http(s) URL such as http://127.0.0.1:9000/mcp")
+        return v.strip() if v is not None else None
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a stdio server) or url (a streamable-HTTP server)")
+        if self.command is not None and self.headers:
+            raise ValueError("headers are for a url server; a command server takes env")
+        if self.url is not None and (self.env or self.args):
+            raise ValueError("args and env are for a command server; a url server takes headers")
+        return self
+
+
+class McpSettings(BaseModel):
+    """Model Context Protocol servers whose tools the model may call (``mcp__SERVER__TOOL``)."""
+
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, v: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
+        for name in v:
+            if not MCP_SERVER_NAME.fullmatch(name):
+                raise ValueError(f"the server name {name!r} must be 1 to 32 letters, digits or '-'")
+        return v
+
+
 class Settings(BaseSettings):
     """Everything vaultbot can be told. Secrets are ``SecretStr`` and never printed."""
 
@@ -282,6 +337,7 @@ class Settings(BaseSettings):
     reminders: RemindersSettings = Field(default_factory=RemindersSettings)
     transcribe: TranscribeSettings = Field(default_factory=TranscribeSettings)
     clip: ClipSettings = Field(default_factory=ClipSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
     anthropic_api_key: Secret = Field(None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key"))

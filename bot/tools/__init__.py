@@ -9,22 +9,23 @@ from bot.bus import Bus
 from bot.clip import Clipper
 from bot.reminders import ReminderBook
 from bot.store import Store
-from bot.tools.base import Showing, Tool
+from bot.tools.base import ContentResult, Tool
 from bot.tools.clip_tool import ClipLink
 from bot.tools.context import ToolContext
-from bot.tools.dispatcher import Dispatcher, ToolOutcome
+from bot.tools.dispatcher import Dispatcher, ToolOutcome, ToolSource
 from bot.tools.errors import ToolError, failure
 from bot.tools.messaging import LogInteraction, SendMessage, notice, queue_notice, queue_reply, reply
 from bot.tools.scheduling import CancelScheduled, ListScheduled, ScheduleMessage
 from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
 __all__ = [
+    "ContentResult",
     "Dispatcher",
-    "Showing",
     "Tool",
     "ToolContext",
     "ToolError",
     "ToolOutcome",
+    "ToolSource",
     "build_dispatcher",
     "failure",
     "notice",
@@ -41,10 +42,11 @@ def build_dispatcher(
     reminders: ReminderBook | None = None,
     on_scheduled: Callable[[], None] = lambda: None,
     clipper: Clipper | None = None,
+    more: ToolSource | None = None,
 ) -> Dispatcher:
     """The built-in tools (notes, the interaction log, replies), wired to one vault, bus and store; the
     scheduling tools when ``reminders`` is given (``on_scheduled`` wakes the scheduler), ``clip_link``
-    when ``clipper`` is."""
+    when ``clipper`` is; ``more`` adds the MCP servers' tools."""
     tools: list[Tool] = [
         VaultWrite(notes),
         VaultRead(notes),
@@ -57,4 +59,4 @@ def build_dispatcher(
         tools += [ScheduleMessage(reminders, on_scheduled), ListScheduled(reminders), CancelScheduled(reminders)]
     if clipper is not None:
         tools.append(ClipLink(clipper))
-    return Dispatcher(tools)
+    return Dispatcher(tools, more)

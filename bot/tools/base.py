@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -11,12 +11,12 @@ from bot.tools.context import ToolContext
 
 
 @dataclass(frozen=True)
-class Showing:
-    """A success result with content blocks the model is shown beside it (an image), which the
-    audit trail and history leave out."""
+class ContentResult:
+    """A success result with content blocks the model sees beside it (images): ``result`` is what
+    the audit trail keeps, ``blocks`` go only to the model."""
 
     result: dict[str, Any]
-    blocks: list[dict[str, Any]]
+    blocks: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Tool(Protocol):
@@ -26,6 +26,6 @@ class Tool(Protocol):
     description: str
     input_model: type[BaseModel]
 
-    async def run(self, input: Any, context: ToolContext) -> dict[str, Any] | Showing:
+    async def run(self, input: Any, context: ToolContext) -> dict[str, Any] | ContentResult:
         """Do the work and return the success result; raise ``ToolError`` to fail."""
         ...

@@ -8,13 +8,13 @@ Nothing a tool does can raise into the model loop: an unknown tool, invalid inpu
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from bot.tools.base import Showing, Tool
+from bot.tools.base import ContentResult, Tool
 from bot.tools.context import ToolContext
 from bot.tools.errors import ToolError, failure
 
@@ -23,34 +23,56 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """What one tool call produced; ``shown``: content blocks the model sees beside the result."""
+    """What one tool call produced: ``result`` for the audit trail and the model, and ``blocks``
+    (images) for the model only."""
 
     result: dict[str, Any]
     is_error: bool
-    shown: list[dict[str, Any]] = field(default_factory=list)
+    blocks: tuple[dict[str, Any], ...] = ()
+
+
+class ToolSource(Protocol):
+    """Tools that come and go while the bot runs (an MCP server's, once it has started)."""
+
+    def current(self) -> Mapping[str, Tool]:
+        """The tools on offer now, by name; the same mapping object until they change."""
+        ...
 
 
 class Dispatcher:
-    """Holds the tools by name; hands the model their definitions and runs its calls."""
+    """Holds the tools by name; hands the model their definitions and runs its calls.
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    ``source`` adds tools that may change between runs; each run is offered those on offer when it starts.
+    """
+
+    def __init__(self, tools: Iterable[Tool], source: ToolSource | None = None) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._source = source
+        self._seen: Mapping[str, Tool] | None = None
         self._definitions = _definitions(self._tools.values())
 
     @property
     def names(self) -> list[str]:
         """The tool names, in definition order."""
-        return list(self._tools)
+        return list(self._all())
 
     def definitions(self) -> list[dict[str, Any]]:
         """Tool definitions for the Messages API; the last is marked for prompt caching."""
+        current = self._source.current() if self._source is not None else None
+        if current is not None and current is not self._seen:
+            self._seen = current
+            self._definitions = _definitions([*self._tools.values(), *current.values()])
         return self._definitions
+
+    def _all(self) -> Mapping[str, Tool]:
+        return self._tools if self._source is None else {**self._tools, **self._source.current()}
 
     async def call(self, name: str, raw_input: Any, context: ToolContext) -> ToolOutcome:
         """Run one tool call; never raises except on cancellation."""
-        tool = self._tools.get(name)
+        tools = self._all()
+        tool = tools.get(name)
         if tool is None:
-            known = ", ".join(self._tools)
+            known = ", ".join(tools)
             return _failed(f"There is no tool named {name!r}. The tools are: {known}.", "unknown_tool")
         try:
             parsed = tool.input_model.model_validate(raw_input if raw_input is not None else {})
@@ -58,8 +80,8 @@ class Dispatcher:
             return _failed(f"Invalid input for {name}: {_explain(exc)}", "invalid_input")
         try:
             done = await tool.run(parsed, context)
-            if isinstance(done, Showing):
-                return ToolOutcome(done.result, is_error=False, shown=done.blocks)
+            if isinstance(done, ContentResult):
+                return ToolOutcome(done.result, is_error=False, blocks=tuple(done.blocks))
             return ToolOutcome(done, is_error=False)
         except ToolError as exc:
             return ToolOutcome(exc.result(), is_error=True)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import vault
 from bot.clock import unstamp
 from bot.images import Prepared, Unshowable, image_block, is_image_path, prepare
-from bot.tools.base import Showing
+from bot.tools.base import ContentResult
 from bot.tools.context import ToolContext
 from bot.tools.errors import ToolError
 from bot.tools.schemas import VaultListInput, VaultReadInput, VaultSearchInput, VaultWriteInput
@@ -97,7 +97,7 @@ class VaultRead(_VaultTool):
     )
     input_model = VaultReadInput
 
-    async def run(self, input: VaultReadInput, context: ToolContext) -> dict[str, Any] | Showing:
+    async def run(self, input: VaultReadInput, context: ToolContext) -> dict[str, Any] | ContentResult:
         """Return the note's body and front matter, or show the image at the path."""
         if is_image_path(input.path):
             return await self._image(input.path)
@@ -110,7 +110,7 @@ class VaultRead(_VaultTool):
             "frontmatter": _jsonable(note.frontmatter),
         }
 
-    async def _image(self, path: str) -> Showing:
+    async def _image(self, path: str) -> ContentResult:
         location = await _in_thread(self._vault.resolve, path)
         image = await _in_thread(_load_image, location, path)
         if not isinstance(image, Prepared):
@@ -122,7 +122,7 @@ class VaultRead(_VaultTool):
             "content": f"(An image, {image.width}×{image.height} px as you see it: shown with this result.)",
             "frontmatter": {},
         }
-        return Showing(result, [image_block(image)])
+        return ContentResult(result, [image_block(image)])
 
 
 def _load_image(location: Path, path: str) -> Prepared | Unshowable:

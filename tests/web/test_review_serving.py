@@ -254,6 +254,7 @@ async def test_the_health_page_shows_the_running_bots_configuration_and_how_to_r
         "timezone": "Pacific/Auckland",
         "transcription": True,
         "review_page": False,
+        "mcp_servers": [],
     }
     for text in ("assistant", "claude-health-test", "$3.50", "Pacific/Auckland"):
         assert text in page
