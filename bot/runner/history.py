@@ -111,17 +111,11 @@ def _compact_block(block: dict[str, Any]) -> dict[str, Any]:
     if block.get("type") == "tool_result" and isinstance(block.get("content"), str):
         return {**block, "content": _shorten(block["content"])}
     if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-        # An image a tool returned (an MCP server's) is seen once: history keeps a line, never its pixels.
-        return {**block, "content": _shorten(" ".join(_as_text(part) for part in block["content"]))}
+        # A tool's content blocks (an MCP server's), whose images without_pixels has made lines of.
+        return {**block, "content": _shorten(" ".join(str(part.get("text", "")) for part in block["content"]))}
     if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
         return {**block, "input": {k: _shorten(v) if isinstance(v, str) else v for k, v in block["input"].items()}}
     return block
-
-
-def _as_text(part: dict[str, Any]) -> str:
-    if part.get("type") == "image":
-        return f"[an image ({part.get('source', {}).get('media_type', 'image')}), not kept in history]"
-    return str(part.get("text", ""))
 
 
 def _shorten(text: str) -> str:

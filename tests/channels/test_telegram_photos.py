@@ -117,7 +117,8 @@ async def test_a_file_that_is_not_an_image_is_not_shown(
     serve_claude: ServeClaude, fake: FakeTelegram, fake_anthropic: FakeAnthropic
 ) -> None:
     await serve_claude()
-    send_file(fake, b"%PDF-1.7 not a picture", "report.pdf", "application/pdf", message_id=10)
+    # A file the model is given nothing of (a document's text is: tests/channels/test_telegram_documents.py).
+    send_file(fake, b"PK\x03\x04 not a picture", "photos.zip", "application/zip", message_id=10)
     await fake.await_for(lambda f: f.sent_texts == ["Got it."])
     said = fake_anthropic.requests[0].body["messages"][-1]
     assert seen_images(fake_anthropic.requests[0].body) == [] and "could not be shown" not in text_of(said)

@@ -87,7 +87,7 @@ async def test_an_image_reaches_the_model_as_an_image_block_and_never_the_trail_
     await send(app, "still there?")
     await run_inbox(app)
     later = json.dumps(fake_anthropic.requests[2].body["messages"])
-    assert image["source"]["data"] not in later and "not kept in history" in later
+    assert image["source"]["data"] not in later and "not sent again" in later
 
 
 async def test_a_server_error_is_a_failure_result_and_the_loop_goes_on(
