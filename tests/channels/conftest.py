@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.channels.telegram import TelegramChannel
+from bot.channels.telegram import Pacer, TelegramChannel
 from tests.channels.telegram_harness import RunVaultbot, Serve, Served
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import subprocess_env
@@ -29,10 +29,10 @@ def fake() -> Iterator[FakeTelegram]:
 async def serve(make_app: Callable[..., Awaitable[App]], fake: FakeTelegram) -> AsyncIterator[Serve]:
     """Start the channel and a runner worker on a fresh app; ``telegram`` settings override the defaults
     (token, Ann allowlisted, the fake's URLs). ``app`` serves on an app opened before (a restart); sends
-    to one chat are not paced unless ``pace_seconds`` says so."""
+    to one chat are not paced unless ``pace`` says so."""
     running: list[tuple[TelegramChannel, Any, asyncio.Task[None], asyncio.Task[None]]] = []
 
-    async def start(model: Any = None, *, app: App | None = None, pace_seconds: float = 0.0, **telegram: Any) -> Served:
+    async def start(model: Any = None, *, app: App | None = None, pace: Pacer | None = None, **telegram: Any) -> Served:
         app = app or await make_app(model, telegram=fake.settings(**telegram))
         channel = TelegramChannel(
             app.settings.telegram,
@@ -41,7 +41,7 @@ async def serve(make_app: Callable[..., Awaitable[App]], fake: FakeTelegram) -> 
             notes=app.notes,
             progress=app.progress,
             poll_timeout=1,
-            pace_seconds=pace_seconds,
+            pace=pace or Pacer(0.0),
             typing_interval=0.05,
         )
         worker = app.runner_worker()

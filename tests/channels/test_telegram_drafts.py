@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bot.bus import INBOUND
 from bot.channels.telegram.render import render
 from bot.runner import AnthropicModel
 from tests.channels.telegram_harness import ANN, RunVaultbot, Serve, bus_statuses, stop, wait_until
@@ -242,6 +243,27 @@ async def test_a_run_that_calls_tools_leaves_no_draft_behind(
     await asyncio.wait_for(served.task, 10)  # no draft task left waiting
     assert sends(fake)[-1] == "sendMessage"
     assert "still pending" not in caplog.text  # the reply never waited on a draft
+
+
+async def test_text_written_after_send_message_is_never_drafted(
+    serve: Serve, fake: FakeTelegram, fake_anthropic: FakeAnthropic, claude: AnthropicModel
+) -> None:
+    # The run answered with send_message; the final text it writes afterwards is never sent, so a draft of
+    # it would show the user words that then vanish.
+    after = "I have sent it to you, and here is more that nobody will receive."
+    fake_anthropic.enqueue(
+        api.tool_use(("send_message", {"text": "On it."})), api.streamed(api.text(after), delta_chars=8)
+    )
+    served = await serve(claude, draft_interval=0.01)
+    fake.push_update(tg.text_update("send it"))
+    await fake.await_for(lambda f: f.sent_texts == ["On it."])
+    async with asyncio.timeout(10):  # until the run has written all of its final text and finished
+        while await served.app.bus.counts(INBOUND) != {"done": 1}:
+            with served.app.bus.listen(INBOUND) as changed:
+                if await served.app.bus.counts(INBOUND) != {"done": 1}:
+                    await changed.wait()
+    assert len(fake_anthropic.requests) == 2
+    assert not any("sent it to you" in d["text"] for d in fake.drafts)
 
 
 async def test_a_file_refused_while_a_run_works_leaves_its_typing_on(

@@ -12,7 +12,7 @@ from bot.bus import OutboundMessage, outbound_topic
 from bot.channels.terminal import CHANNEL, TerminalChannel
 from bot.cli.chat import chat
 from bot.runner import ModelReply, Usage
-from tests.fakes.scripted_model import ScriptedModel, say
+from tests.fakes.scripted_model import ScriptedModel, call, say
 
 ANSWER = "Hello there, friend.\n\nA second paragraph."
 PRINTED = "vaultbot> Hello there, friend.\n          \n          A second paragraph.\n"
@@ -96,3 +96,13 @@ async def test_a_reply_printed_from_the_outbox_is_not_printed_again_by_its_late_
 async def test_without_a_subscriber_a_run_gets_no_listener(make_app: Callable[..., Awaitable[App]]) -> None:
     app = await make_app(ScriptedModel())
     assert app.progress.open(key="m1", channel=CHANNEL, conversation="c", recipient="ann") is None
+
+
+async def test_text_written_after_send_message_is_never_printed(make_app: Callable[..., Awaitable[App]]) -> None:
+    # A run that called send_message has answered: its final text is not sent, so the terminal must not
+    # show it as it is written either (it would read as a reply the user never gets again).
+    model = ScriptedModel()
+    model.enqueue(call(("send_message", {"text": "On it."})), say("I have sent it to you."))
+    screen = await talk(make_app, model, tty=True)
+    assert "On it." in screen.getvalue()
+    assert "sent it to you" not in "".join(screen.writes)

@@ -8,5 +8,6 @@ objects, ``access`` decides who is served, and ``webhook`` is the optional webho
 
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.errors import TelegramConflict
+from bot.channels.telegram.sender import Pacer
 
-__all__ = ["TelegramChannel", "TelegramConflict"]
+__all__ = ["Pacer", "TelegramChannel", "TelegramConflict"]

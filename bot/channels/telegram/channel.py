@@ -28,7 +28,7 @@ from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import TelegramConflict, retry_after_seconds
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL, TelegramReceiver
-from bot.channels.telegram.sender import TelegramSender
+from bot.channels.telegram.sender import Pacer, TelegramSender
 from bot.channels.telegram.webhook import WebhookServer
 from bot.menu import COMMANDS
 from bot.settings import TelegramSettings
@@ -65,7 +65,7 @@ class TelegramChannel:
         notes: Vault,
         progress: Progress | None = None,
         poll_timeout: int = 25,
-        pace_seconds: float = 1.0,
+        pace: Pacer | None = None,
         typing_interval: float = 4.0,
         max_attempts: int = 10,
         lease: float = 30.0,
@@ -105,7 +105,7 @@ class TelegramChannel:
             )
             self.drafts = Drafts(self._draft_bot, progress, interval=settings.draft_interval)
         sender = TelegramSender(
-            self.bot, bus=bus, store=store, typing=self._typing, pace_seconds=pace_seconds, drafts=self.drafts
+            self.bot, bus=bus, store=store, typing=self._typing, pace=pace or Pacer(1.0), drafts=self.drafts
         )
         self.webhook = (
             WebhookServer(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, MessageEntity, WebAppInfo
 from telegram.error import BadRequest, Forbidden, RetryAfter
@@ -33,7 +35,7 @@ class TelegramSender:
         bus: Bus,
         store: Store,
         typing: Typing,
-        pace_seconds: float,
+        pace: Pacer,
         drafts: Drafts | None = None,
     ) -> None:
         """``drafts``, when shown, are settled before a run's reply goes out."""
@@ -42,8 +44,7 @@ class TelegramSender:
         self._bus = bus
         self._store = store
         self._typing = typing
-        self._pace_seconds = pace_seconds
-        self._last_sent: dict[int, float] = {}
+        self._pace = pace
 
     async def deliver(self, delivery: Delivery) -> None:
         """Send one outbound message, chunk by chunk; a retry resumes after the last chunk sent."""
@@ -53,7 +54,7 @@ class TelegramSender:
         if self._drafts is not None and message.in_reply_to is not None:
             await self._drafts.settle(message.in_reply_to)
         for index in range(await self._bus.progress(delivery.id), len(chunks)):
-            await self._pace(chat_id)
+            await self._pace.wait(chat_id)
             # A button goes under the last part of the message, where reading ends.
             last = index == len(chunks) - 1
             await self._send(chat_id, chunks[index], _keyboard(message.button) if last else None)
@@ -82,15 +83,8 @@ class TelegramSender:
         event = delivery.parse(Event)
         if event.notice:
             chat_id = int(event.recipient)
-            await self._pace(chat_id)
+            await self._pace.wait(chat_id)
             await self._send(chat_id, Chunk(event.notice))
-
-    async def _pace(self, chat_id: int) -> None:
-        # Telegram allows about one message a second to one chat; keep under it instead of collecting 429s.
-        wait = self._last_sent.get(chat_id, 0.0) + self._pace_seconds - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
-        self._last_sent[chat_id] = time.monotonic()
 
     async def _send(self, chat_id: int, chunk: Chunk, markup: InlineKeyboardMarkup | None = None) -> None:
         entities = [MessageEntity(**e) for e in chunk.entities] or None
@@ -105,6 +99,25 @@ class TelegramSender:
             await self._bot.send_message(chat_id, chunk.text, reply_markup=markup)
         except Forbidden as exc:
             raise Fatal(f"Telegram will not deliver to chat {chat_id}: {exc}") from exc
+
+
+@dataclass
+class Pacer:
+    """At most one message per ``seconds`` to each chat. Telegram allows about one a second to one chat;
+    keeping under it beats collecting 429s. ``clock`` and ``sleep`` are the real ones unless a test
+    gives its own, so the pacing itself can be checked apart from the machine's speed."""
+
+    seconds: float
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    _last: dict[int, float] = field(default_factory=dict)
+
+    async def wait(self, chat_id: int) -> None:
+        """Return once ``seconds`` have passed since the last message to ``chat_id`` was started."""
+        wait = self._last.get(chat_id, -self.seconds) + self.seconds - self.clock()
+        if wait > 0:
+            await self.sleep(wait)
+        self._last[chat_id] = self.clock()
 
 
 def _keyboard(button: Button | None) -> InlineKeyboardMarkup | None:
