@@ -29,6 +29,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CONNECTION_CLOSED, Implementation, Tool
 
+from bot.backoff import Backoff
 from bot.mcp.content import to_result
 from bot.mcp.naming import Listing, offer
 from bot.mcp.secrets import Secrets
@@ -43,10 +44,13 @@ MAX_TOOL_PAGES = 20
 STDERR_KEPT = 2000  # characters of the server's standard error kept to say why it failed
 
 
+_RESTARTS = Backoff(first=1.0, most=MAX_RESTART_DELAY)
+
+
 def restart_delay(failures: int) -> float:
-    """Seconds before a start after ``failures`` consecutive failures: none after the first, then
-    1, 2, 4… up to a minute."""
-    return 0.0 if failures <= 1 else min(MAX_RESTART_DELAY, 2.0 ** (failures - 2))
+    """Seconds before a start after ``failures`` consecutive failures: none after the first (a server
+    that died once is started again at once), then 1, 2, 4… up to a minute."""
+    return 0.0 if failures <= 1 else _RESTARTS.delay(failures - 1)
 
 
 class ServerLink:

@@ -68,6 +68,7 @@ def test_the_allowlist_limits_the_tools_and_names_what_the_server_lacks() -> Non
 
 def test_restarts_are_spaced_out_after_the_first() -> None:
     assert [restart_delay(n) for n in range(1, 9)] == [0, 1, 2, 4, 8, 16, 32, 60]
+    assert restart_delay(5000) == 60  # a server down for days: no overflow, still a minute apart
 
 
 async def test_a_server_that_keeps_failing_is_not_started_again_until_its_delay_has_passed(
