@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 import vault
@@ -58,9 +59,39 @@ def instructions(rel: str, body: str | None) -> str:
 
 
 def profile_reader(notes: vault.Vault, rel: str) -> Callable[[], Awaitable[str]]:
-    """A function that reads the profile note (in a thread) and returns the system prompt's part about it."""
+    """A function that reads the profile note (in a thread) and returns the system prompt's part about it.
+
+    The note is looked at before every turn, but read and parsed again only when its file changed: the
+    part is kept with the file's identity, size and times (a missing note's too), once its last change is
+    at least :data:`_SETTLED_NS` old when it is read, so a second edit within the file system's time
+    granularity that keeps the size is not taken for no edit."""
+    kept: tuple[tuple[int, ...] | None, str] | None = None
+
+    def current() -> str:
+        nonlocal kept
+        seen = _signature(notes, rel)
+        if kept is not None and kept[0] == seen:
+            return kept[1]
+        text = instructions(rel, read_body(notes, rel))
+        # One assignment: turns of other conversations run this in other threads at the same time.
+        kept = (seen, text) if seen is None or time.time_ns() - seen[-1] > _SETTLED_NS else None
+        return text
 
     async def read() -> str:
-        return instructions(rel, await asyncio.to_thread(read_body, notes, rel))
+        return await asyncio.to_thread(current)
 
     return read
+
+
+# Two seconds: the coarsest file system clock in use (FAT's); a change within it may keep the file's times.
+_SETTLED_NS = 2_000_000_000
+
+
+def _signature(notes: vault.Vault, rel: str) -> tuple[int, ...] | None:
+    """The note's file identity, size and times, its last change (ctime, which no program sets) last; None
+    without a file."""
+    try:
+        stat = notes.resolve(rel).stat()
+    except (vault.VaultError, OSError):
+        return None
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns

@@ -86,6 +86,9 @@ class Steps:
     async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
         self.events.append((type, data, notice))
 
+    async def flush(self) -> None:
+        """Nothing is held: each step is kept as it is recorded."""
+
 
 async def outbox(app: App) -> list[OutboundMessage]:
     """Every outbound message queued so far, in order."""

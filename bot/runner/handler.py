@@ -19,7 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from bot.backoff import describe
@@ -38,7 +38,7 @@ from bot.runner.model import ModelClient, Usage
 from bot.runner.photos import Photos, Seen
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import CallUsage, DeadLetters, Store, encode_turn
+from bot.store import CallUsage, DeadLetters, Step, Store, encode_turn
 from bot.store import DeadLetter as Letter
 from bot.streaming import DraftWriter, Progress
 from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
@@ -77,7 +77,11 @@ class _Meter:
 
 @dataclass
 class _Recorder:
-    """Writes a run's steps to the store and its events to the bus (the loop's ``StepRecorder``)."""
+    """Writes a run's steps to the store and its events to the bus (the loop's ``StepRecorder``).
+
+    A round's steps (the model call and the tools it asked for) are held and written together when
+    the loop flushes them, at the end of the round: one statement instead of one each. An event
+    writes what is held first, so the trail keeps the order things happened in."""
 
     store: Store
     bus: Bus
@@ -87,21 +91,27 @@ class _Recorder:
     # records its tokens and cost.
     meter: _Meter | None = None
     model: str = ""
+    held: list[Step] = field(default_factory=list)
 
     async def step(self, **fields: Any) -> None:
         summary = await self.summarizer.summarize(fields["output"]) if self.summarizer else None
         call = None
         if fields["kind"] == "model" and self.meter is not None:
             call = self.meter(self.model, fields["name"], Usage(**(fields.get("usage") or {})))
-        text = summary.text if summary else None
-        await self.store.add_step(self.context.run_id, summary=text, call=call, **fields)
+        self.held.append(Step(summary=summary.text if summary else None, call=call, **fields))
         if summary is not None and self.meter is not None:
             await self.store.record_usage(
                 self.context.run_id, self.meter(summary.model, summary.api_model, summary.usage)
             )
 
+    async def flush(self) -> None:
+        if self.held:
+            steps, self.held = self.held, []
+            await self.store.add_steps(self.context.run_id, steps)
+
     async def event(self, type: str, data: dict[str, Any], *, notice: str | None = None) -> None:
         context = self.context
+        await self.flush()
         await self.store.add_step(
             context.run_id, kind="event", name=type, input={}, output=data, is_error=False, duration_ms=0.0
         )
@@ -223,6 +233,7 @@ class TurnHandler:
         draft = self._open_draft(context)
         # Read every turn, so an edit made in Obsidian reaches the next answer.
         profile = await self._profile() if self._profile is not None and mode == "assistant" else None
+        recorder = _Recorder(self._store, self._bus, context, self._summarizer, meter, model.name)
         try:
             result = await run_turn(
                 model=model,
@@ -231,7 +242,7 @@ class TurnHandler:
                 history=history,
                 text=self._as_read(message, text, retried=mode == "assistant"),
                 context=context,
-                recorder=_Recorder(self._store, self._bus, context, self._summarizer, meter, model.name),
+                recorder=recorder,
                 limits=self._limits,
                 zone=zone_name(self._clock.tz),
                 listener=ReplyDraft(draft, context) if draft else None,
@@ -246,6 +257,8 @@ class TurnHandler:
             # Ended before the reply is queued: a channel never shows a draft of a reply it sent.
             if draft is not None:
                 draft.end()
+            # What a round cut short (the worker stopping) had done is kept in the trail all the same.
+            await recorder.flush()
         if mode == "capture" and (error := filed(result.messages).error) is not None:
             result.status, result.reason = "failed", f"the message could not be filed: {error}"
         await self._finish(delivery, context, result, parts)

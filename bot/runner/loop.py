@@ -46,6 +46,11 @@ class StepRecorder(Protocol):
         ``notice`` is the one line a channel shows the user, if any."""
         ...
 
+    async def flush(self) -> None:
+        """Write the steps recorded so far, if the recorder held them to write together: called at the
+        end of each round (a model call and its tools), before the next model call and before the run returns."""
+        ...
+
 
 @dataclass
 class RunResult:
@@ -143,6 +148,7 @@ async def run_turn(
             result.final_text = reply.text
             cut = "the reply reached the output token limit" if reply.stop_reason == "max_tokens" else None
             result.messages = closed(turn, ending_note(cut) if cut else "(Done.)")
+            await recorder.flush()
             return result
         results: list[dict[str, Any]] = []
         hints: list[str] = []
@@ -162,6 +168,7 @@ async def run_turn(
             await _report(verdict, recorder)
             if verdict.end_run:
                 result.status, result.reason = "escalated", verdict.end_run
+        await recorder.flush()
         # Hints follow the tool results in the same message, where the model reads them next.
         turn.append({"role": "user", "content": results + [{"type": "text", "text": h} for h in hints]})
         if result.reason:

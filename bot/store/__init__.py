@@ -3,7 +3,7 @@
 from bot.store.dead_letters import MIN_PREFIX, DeadLetter, DeadLetters, UnknownDeadLetter
 from bot.store.reader import RUN_STATUSES, NotePage, StoreReader, TimelineFilter
 from bot.store.readonly import ReadOnlyDatabase, Reads
-from bot.store.store import ServedPage, Store, Turn, encode_turn
+from bot.store.store import ServedPage, Step, Store, Turn, encode_turn
 from bot.store.usage import CallUsage, UsageRow
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "ReadOnlyDatabase",
     "Reads",
     "ServedPage",
+    "Step",
     "Store",
     "StoreReader",
     "TimelineFilter",

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -17,7 +18,24 @@ from bot.db import Database, Row, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.usage import CallUsage, UsageRow
 
-__all__ = ["CallUsage", "ServedPage", "Store", "Turn", "UsageRow", "encode_turn"]
+__all__ = ["CallUsage", "ServedPage", "Step", "Store", "Turn", "UsageRow", "encode_turn"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One model call, tool call or event of a run's audit trail, as :meth:`Store.add_steps` writes it;
+    a model call's ``call`` is its tokens and cost. Stamped when it is made, which may be before it is written."""
+
+    kind: str
+    name: str
+    input: Any
+    output: Any
+    is_error: bool
+    duration_ms: float
+    usage: dict[str, int] | None = None
+    summary: str | None = None
+    call: CallUsage | None = None
+    created_at: str = field(default_factory=now_iso)
 
 
 @dataclass(frozen=True)
@@ -164,30 +182,35 @@ class Store:
         Written when this returns, so the review page shows a run's steps as it goes; if the write
         fails, the caller gets the error (a turn fails and is run again rather than go unrecorded).
         """
-        step = (
-            """
+        await self.add_steps(run_id, [Step(kind, name, input, output, is_error, duration_ms, usage, summary, call)])
+
+    async def add_steps(self, run_id: str, steps: Sequence[Step]) -> None:
+        """:meth:`add_step` for several steps at once (a round of tool calls), numbered in order after the
+        run's others: one statement for them all, so one trip to the database and all or none, then
+        their calls' usage."""
+        if not steps:
+            return
+        rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(steps))
+        params: list[Any] = [run_id]
+        for offset, step in enumerate(steps):
+            usage = None if step.usage is None else _json(step.usage)
+            params += (offset, step.kind, step.name, _json(step.input), _json(step.output), int(step.is_error))
+            params += (step.duration_ms, usage, step.summary, step.created_at)
+        # Numbered in SQL: a run's steps also come from elsewhere (a transcript, a document, a command).
+        await self._db.execute(
+            f"""
             INSERT INTO steps
                 (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, summary, created_at)
-            VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM steps WHERE run_id = ?),
-                    ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            SELECT next.run_id, next.idx + step.column1, step.column2, step.column3, step.column4, step.column5,
+                   step.column6, step.column7, step.column8, step.column9, step.column10
+            FROM (SELECT ?1 AS run_id, coalesce(max(idx), -1) + 1 AS idx FROM steps WHERE run_id = ?1) AS next,
+                 (VALUES {rows}) AS step
             """,
-            (
-                run_id,
-                run_id,
-                kind,
-                name,
-                _json(input),
-                _json(output),
-                int(is_error),
-                duration_ms,
-                None if usage is None else _json(usage),
-                summary,
-                now_iso(),
-            ),
+            params,
         )
-        await self._db.execute(*step)
-        if call is not None:
-            await self._db.execute(*_usage.usage_statement(run_id, call))
+        for step in steps:
+            if step.call is not None:
+                await self._db.execute(*_usage.usage_statement(run_id, step.call))
 
     async def finish_run(
         self,

@@ -69,22 +69,25 @@ class VaultWrite(_VaultTool):
 
     async def run(self, input: VaultWriteInput, context: ToolContext) -> dict[str, Any]:
         """Write the note and say where it went."""
+        written, related = await _in_thread(self._write, input, context.channel)
+        result: dict[str, Any] = {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
+        if written.created:
+            result["related"] = [dataclasses.asdict(note) for note in related]
+        return result
+
+    def _write(self, input: VaultWriteInput, source: str) -> tuple[vault.WriteResult, list[vault.Related]]:
+        # The write and the related notes of a created note in one trip to a worker thread, not two.
         # A note holds the user's words: a message copied in whole loses the time stamp vaultbot put on it.
-        written = await _in_thread(
-            self._vault.write,
+        written = self._vault.write(
             input.folder,
             unstamp(input.title),
             unstamp(input.content),
             tags=input.tags,
             confidence=input.confidence,
             mode=input.mode,
-            source=context.channel,
+            source=source,
         )
-        result: dict[str, Any] = {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
-        if written.created:
-            related = await _in_thread(self._vault.related, written.path)
-            result["related"] = [dataclasses.asdict(note) for note in related]
-        return result
+        return written, self._vault.related(written.path) if written.created else []
 
 
 class VaultRead(_VaultTool):
