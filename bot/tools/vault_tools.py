@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +32,8 @@ _ERROR_TYPES: dict[type[vault.VaultError], str] = {
     vault.NoteChanged: "changed_on_disk",
     vault.InvalidNote: "invalid_input",
 }
+
+log = logging.getLogger(__name__)
 
 
 async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -87,7 +90,13 @@ class VaultWrite(_VaultTool):
             mode=input.mode,
             source=source,
         )
-        return written, self._vault.related(written.path) if written.created else []
+        related: list[vault.Related] = []
+        if written.created:
+            try:
+                related = self._vault.related(written.path)
+            except Exception:  # the note is saved: its neighbours are a nicety that must not unsay that
+                log.warning("vault_write: the notes related to %s could not be found", written.path, exc_info=True)
+        return written, related
 
 
 class VaultRead(_VaultTool):

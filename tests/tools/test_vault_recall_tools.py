@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from bot.app import App
 from bot.tools import ToolContext, build_dispatcher
+from vault import Related, Vault
 
 CONTEXT = ToolContext(conversation="terminal:ann", channel="terminal", recipient="ann", run_id="r", inbound_id="i")
 
@@ -50,3 +53,26 @@ async def test_without_search_by_meaning_a_created_note_has_no_related_notes(
     await tools.call("vault_write", {"folder": "Notes", "title": "Lasagne", "content": "Pasta bake."}, CONTEXT)
     created = await tools.call("vault_write", {"folder": "Notes", "title": "Pasta", "content": "Pasta bake."}, CONTEXT)
     assert created.result["related"] == []
+
+
+class BrokenRelated(Vault):
+    """A vault whose search for related notes fails (a damaged meaning index, a model out of memory)."""
+
+    def related(self, path: str, limit: int = 3) -> list[Related]:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+
+async def test_a_note_saved_when_its_related_notes_cannot_be_found_is_said_saved(
+    make_app: Callable[..., Awaitable[App]], tmp_path: Path
+) -> None:
+    # Saying it failed would be untrue (the note is on disk), and the model would write it again as "Title 2".
+    app = await make_app()
+    notes = BrokenRelated(tmp_path / "vault")
+    try:
+        tools = build_dispatcher(notes, app.bus, app.store)
+        created = await tools.call("vault_write", {"folder": "Notes", "title": "Pasta", "content": "Bake."}, CONTEXT)
+        assert not created.is_error and created.result["path"] == "Notes/Pasta.md"
+        assert created.result["related"] == []
+        assert (tmp_path / "vault" / "Notes" / "Pasta.md").exists()
+    finally:
+        notes.close()
