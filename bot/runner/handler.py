@@ -38,7 +38,7 @@ from bot.runner.model import ModelClient, Usage
 from bot.runner.photos import Photos, Seen
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
-from bot.store import CallUsage, DeadLetters, Step, Store, encode_turn
+from bot.store import CallUsage, DeadLetters, Step, Store, encode_turn, retry_command
 from bot.store import DeadLetter as Letter
 from bot.streaming import DraftWriter, Progress
 from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
@@ -484,7 +484,7 @@ class ModelDeadLetter(DeadLetter):
 
 def _where(letter: Letter, outcome: Filed) -> str:
     """The second half of the one line a dead letter is told in: where it is, and how to send it again."""
-    retry = f"`vaultbot retry {letter.short_id}` sends it to the model again"
+    retry = f"`{retry_command(letter.run_id)}` sends it to the model again"
     if outcome.path:
         return f"It is saved in your vault as {outcome.path}; {retry}."
     return f"I could not save it in your vault either ({outcome.error}); it is kept, and {retry}."
@@ -495,7 +495,7 @@ def _dead_summary(letter: Letter, attempts: int, outcome: Filed) -> str:
     happened, then the message itself."""
     where = f"filed as {outcome.path}" if outcome.path else f"could not be filed ({outcome.error})"
     return (
-        f"Dead letter {letter.short_id} (`vaultbot retry {letter.short_id}`): not answered after "
+        f"Dead letter {letter.short_id} (`{retry_command(letter.run_id)}`): not answered after "
         f"{attempts} attempt(s) ({letter.error}); {where}. Message: {letter.text}"
     )
 

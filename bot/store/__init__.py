@@ -1,6 +1,6 @@
 """SQLite records: conversation history, runs and steps (the audit trail), interactions."""
 
-from bot.store.dead_letters import MIN_PREFIX, DeadLetter, DeadLetters, UnknownDeadLetter
+from bot.store.dead_letters import MIN_PREFIX, DeadLetter, DeadLetters, UnknownDeadLetter, retry_command
 from bot.store.reader import RUN_STATUSES, NotePage, StoreReader, TimelineFilter
 from bot.store.readonly import ReadOnlyDatabase, Reads
 from bot.store.store import ServedPage, Step, Store, Turn, encode_turn
@@ -24,4 +24,5 @@ __all__ = [
     "UnknownDeadLetter",
     "UsageRow",
     "encode_turn",
+    "retry_command",
 ]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from bot.db import Database, Tx, now_iso
 
-__all__ = ["MIN_PREFIX", "DeadLetter", "DeadLetters", "UnknownDeadLetter"]
+__all__ = ["MIN_PREFIX", "DeadLetter", "DeadLetters", "UnknownDeadLetter", "retry_command", "short_id"]
 
 MIN_PREFIX = 6
 # How many characters of a dead letter's id a reply or a log line shows: enough to be unique.
@@ -37,7 +37,18 @@ class DeadLetter:
     @property
     def short_id(self) -> str:
         """The id as replies and log lines show it."""
-        return self.run_id[:SHOWN]
+        return short_id(self.run_id)
+
+
+def short_id(run_id: str) -> str:
+    """A dead letter's id (the run that filed it) as a person sees it: enough to be unique, and
+    ``vaultbot retry`` takes any unique prefix."""
+    return run_id[:SHOWN]
+
+
+def retry_command(run_id: str) -> str:
+    """The command that sends the dead letter filed by ``run_id`` to the model again."""
+    return f"vaultbot retry {short_id(run_id)}"
 
 
 class UnknownDeadLetter(LookupError):

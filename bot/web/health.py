@@ -9,10 +9,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bot.store import retry_command
 from bot.web.sources import sources
-
-# As the runs list shows run ids: a dead letter's id is the run that filed it, and ``vaultbot retry`` takes a prefix.
-SHORT_ID = 8
 
 
 async def health_page(request: Request) -> Response:
@@ -37,7 +35,7 @@ def _dead_letter(row: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         payload = {}
     text = payload.get("text") if isinstance(payload, dict) else None
-    retry = f"vaultbot retry {row['retry_id'][:SHORT_ID]}" if row["retry_id"] else None
+    retry = retry_command(row["retry_id"]) if row["retry_id"] else None
     return {
         "id": row["id"],
         "topic": row["topic"],
