@@ -91,6 +91,30 @@ async def post(port: int, body: bytes, secret: str | None, host: str = "127.0.0.
     return await asyncio.to_thread(send)
 
 
+async def post_declared(port: int, length: int, secret: str) -> int:
+    """POST that declares a ``length``-byte body and sends none of it; the HTTP status.
+
+    A server that refuses a post from its headers answers at once and closes, so a client still
+    writing a large body would race that close (a reset instead of the status). Sending no body
+    takes the race away and shows the refusal did not wait for the body.
+    """
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(
+            (
+                "POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"X-Telegram-Bot-Api-Secret-Token: {secret}\r\nContent-Length: {length}\r\n\r\n"
+            ).encode()
+        )
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), 10)
+        return int(status_line.split()[1])
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+
 def wait_until(condition: Callable[[], bool], what: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
     """Block until ``condition()`` holds; fail at once if ``process`` exits first."""
     deadline = time.monotonic() + timeout
