@@ -48,17 +48,17 @@ import aiosqlite
 
 from bot.db.migrations import migrate
 
-__all__ = ["Database", "Row", "Tx"]
+__all__ = ["BUSY_TIMEOUT_MS", "Database", "Params", "Row", "Tx"]
 
 Params = Sequence[Any] | Mapping[str, Any]
 Row = sqlite3.Row
 
-_BUSY_TIMEOUT_MS = 5000
+BUSY_TIMEOUT_MS = 5000
 
 # Set on the connection (WAL is set on the file when it opens): the busy timeout lets writers of other
 # processes take turns; NORMAL is durable across a crash of the process (not of the machine) without
 # an fsync per commit; foreign keys are checked.
-_PRAGMAS = (f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON")
+_PRAGMAS = (f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON")
 
 # The transaction the current task is inside, if any. Child tasks inherit a copy of the context,
 # so the Tx also remembers its task: a task spawned inside a transaction must not write through it.
@@ -237,7 +237,7 @@ def _prepare(path: Path) -> None:
     connection of its own (blocking: runs in a thread)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # WAL is a property of the file; set it before anyone else uses it.
         conn.execute("PRAGMA journal_mode = WAL")
         migrate(conn)

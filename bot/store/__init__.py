@@ -2,7 +2,6 @@
 
 from bot.store.dead_letters import MIN_PREFIX, DeadLetter, DeadLetters, UnknownDeadLetter, retry_command
 from bot.store.reader import RUN_STATUSES, NotePage, StoreReader, TimelineFilter
-from bot.store.readonly import ReadOnlyDatabase, Reads
 from bot.store.store import ServedPage, Step, Store, Turn, encode_turn
 from bot.store.usage import CallUsage, UsageRow
 
@@ -13,8 +12,6 @@ __all__ = [
     "DeadLetter",
     "DeadLetters",
     "NotePage",
-    "ReadOnlyDatabase",
-    "Reads",
     "ServedPage",
     "Step",
     "Store",

@@ -14,9 +14,8 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from bot.clock import day_bounds, unstamp
-from bot.db import to_iso
+from bot.db import Reads, to_iso
 from bot.store import usage as _usage
-from bot.store.readonly import Reads
 from bot.store.store import _RUN_COST, _run, _step
 from bot.store.usage import UsageRow
 

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 
 from bot.clock import day_bounds
-from bot.db import Database, to_iso
-from bot.store.readonly import Reads
+from bot.db import Database, Reads, to_iso
 
 __all__ = ["CallUsage", "UsageRow", "record_usage", "spend_between", "usage_by_day", "usage_statement"]
 

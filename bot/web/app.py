@@ -14,9 +14,9 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from bot.db import Database
+from bot.db import Database, ReadOnlyDatabase
 from bot.settings import Settings
-from bot.store import ReadOnlyDatabase, Store, StoreReader
+from bot.store import Store, StoreReader
 from bot.web import dead_letters, files, health, notes, runs, telegram, timeline, usage
 from bot.web.access import DOOR, Session, TokenGate
 from bot.web.render import Renderer

@@ -12,7 +12,7 @@ import pytest
 
 from bot.app import App
 from bot.bus import INBOUND, InboundMessage, Sender
-from bot.store import ReadOnlyDatabase
+from bot.db import ReadOnlyDatabase
 from tests.helpers import run_inbox
 from tests.web.test_review_serving import fetch, reviewing, stop
 

@@ -9,29 +9,25 @@ first). In WAL mode SQLite still opens the ``-wal`` and ``-shm`` files for readi
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import quote
 
 import aiosqlite
 
+from bot.db.connection import BUSY_TIMEOUT_MS, Params, Row
+
 __all__ = ["ReadOnlyDatabase", "Reads"]
-
-Params = Sequence[Any] | Mapping[str, Any]
-
-_BUSY_TIMEOUT_MS = 5000
 
 
 class Reads(Protocol):
     """What a reader of the store needs: queries, no writes."""
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """The rows of one query."""
         ...
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of one query, or None."""
         ...
 
@@ -48,23 +44,21 @@ class ReadOnlyDatabase:
         uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
         conn = await aiosqlite.connect(uri, uri=True)
         try:
-            await conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-            conn.row_factory = sqlite3.Row
+            await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.row_factory = Row
         except BaseException:
             await conn.close()
             raise
         return cls(conn)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        """The rows of one query."""
-        async with self._conn.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """The rows of one query (one trip to the connection's thread)."""
+        return list(await self._conn.execute_fetchall(sql, params))
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of one query, or None."""
-        async with self._conn.execute(sql, params) as cursor:
-            row: sqlite3.Row | None = await cursor.fetchone()
-            return row
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
 
     async def close(self) -> None:
         """Close the connection (aiosqlite's thread would otherwise keep the process from exiting)."""
