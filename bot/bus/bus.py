@@ -6,10 +6,9 @@ message claimable again, which is how a crashed worker's message is redelivered.
 unfinished message of a conversation is ever claimable (see ``bus_heads`` in the migrations),
 so a conversation is handled in order, one message at a time, while others proceed in parallel.
 
-Publishing, acking and nacking wake this process's listeners of the topic at once; other processes
-see the change on their next poll. Inside a transaction the listeners' own statements wait for it
-to end (see :mod:`bot.db.connection`), so they find the change once it is committed, or a wake-up
-for nothing if it was rolled back.
+Publishing, acking and nacking wake this process's listeners of the topic once the change is
+committed (at once, or when the transaction it is part of commits; not at all if that rolls back);
+other processes see the change on their next poll.
 """
 
 from __future__ import annotations
@@ -303,6 +302,9 @@ class Bus:
             return True
 
     def announce(self, topic: str) -> None:
-        """Wake this process's listeners of ``topic``: it changed."""
+        """Wake this process's listeners of ``topic`` once what this task wrote is committed: it changed."""
+        self._db.after_commit(lambda: self._wake(topic))
+
+    def _wake(self, topic: str) -> None:
         for event in (*self._listeners.get(topic, ()), *self._listeners.get(None, ())):
             event.set()

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, closing
 from contextvars import ContextVar
 from pathlib import Path
@@ -74,6 +74,7 @@ class Tx:
         self._conn = conn
         self._task = asyncio.current_task()
         self._open = True
+        self._after_commit: list[Callable[[], None]] = []
 
     def _belongs_to(self, db: Database) -> bool:
         return self._open and self._db is db and self._task is asyncio.current_task()
@@ -177,6 +178,8 @@ class Database:
                 tx._open = False
                 _current.reset(token)
                 self._no_transaction.set()
+            for callback in tx._after_commit:
+                callback()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement, atomic on its own, or as part of this task's transaction if there is
@@ -206,6 +209,19 @@ class Database:
         """The first row of :meth:`fetchall`, or None."""
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once what this task has written is committed: at once outside a
+        transaction, else when its transaction commits (never, if it rolls back).
+
+        For telling others a change is there to see (waking a worker): told inside the
+        transaction, they would wait for its end anyway, and find nothing if it rolled back.
+        """
+        tx = self._active()
+        if tx is None:
+            callback()
+        else:
+            tx._after_commit.append(callback)
 
     def _active(self) -> Tx | None:
         tx = _current.get()

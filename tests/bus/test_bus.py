@@ -527,6 +527,25 @@ async def test_acking_nacking_and_dead_lettering_wake_listeners_of_the_topic_at_
     assert await bus.status(ids[-1] + 1) is None
 
 
+async def test_a_change_inside_a_transaction_wakes_listeners_once_committed_and_never_if_rolled_back(
+    bus: Bus, db: Database
+) -> None:
+    with bus.listen("in") as changed:
+        async with db.transaction():
+            published = await publish(bus, "kept")
+            # Woken now, a worker would only wait for the commit, or find nothing if it rolled back.
+            assert not changed.is_set()
+        assert changed.is_set()
+        assert await bus.status(published) == "pending"
+        changed.clear()
+        with pytest.raises(RuntimeError, match="undone"):
+            async with db.transaction():
+                await publish(bus, "rolled back", conversation="other")
+                raise RuntimeError("undone")
+        assert not changed.is_set()
+    assert await bus.counts("in") == {"pending": 1}
+
+
 async def test_waiting_on_a_topic_sees_its_changes_only_and_says_whether_one_came(bus: Bus) -> None:
     assert await bus.wait("in", timeout=0.01) is False
     waiting = asyncio.create_task(bus.wait("in", timeout=30))

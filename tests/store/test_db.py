@@ -196,6 +196,23 @@ async def test_a_commit_that_fails_is_rolled_back_so_the_database_stays_usable(d
     assert await db.fetchall("SELECT * FROM children") == []
 
 
+async def test_after_commit_runs_once_the_unit_is_committed_and_never_for_one_rolled_back(db: Database) -> None:
+    told: list[str] = []
+    db.after_commit(lambda: told.append("outside: at once"))
+    assert told == ["outside: at once"]
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO notes VALUES ('kept')")
+        db.after_commit(lambda: told.append(f"committed: {on_disk(db.path)}"))
+        assert len(told) == 1
+    assert told[1] == "committed: ['kept']"
+    with pytest.raises(RuntimeError):
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO notes VALUES ('undone')")
+            db.after_commit(lambda: told.append("rolled back"))
+            raise RuntimeError("undone")
+    assert len(told) == 2
+
+
 async def test_executemany_writes_every_row_or_none(db: Database) -> None:
     assert await db.executemany("INSERT INTO notes VALUES (?)", [("a",), ("b",), ("c",)]) == 3
     with pytest.raises(sqlite3.IntegrityError):
