@@ -21,6 +21,7 @@ from bot.cli.logs import send_logs
 from bot.clock import day_bounds
 from bot.settings import Settings, SettingsError, load_settings, unknown_settings
 from bot.startup import StartupError, open_database
+from bot.store import MIN_PREFIX
 
 T = TypeVar("T")
 
@@ -267,9 +268,9 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     """Show one run with every step (RUN_ID: its id, or the first 6 or more characters of it)."""
     zone = _settings(ctx).zone
     prefix = run_id.strip().lower()
-    if len(prefix) < tables.SHORT_ID_MIN:
+    if len(prefix) < MIN_PREFIX:
         click.echo(
-            f"vaultbot: {run_id!r} is too short to name a run: give at least {tables.SHORT_ID_MIN} characters "
+            f"vaultbot: {run_id!r} is too short to name a run: give at least {MIN_PREFIX} characters "
             "of its id (see `vaultbot runs`).",
             err=True,
         )

@@ -11,12 +11,8 @@ from typing import Any
 from tabulate import tabulate
 
 from bot.clock import local_time
-from bot.store import UsageRow
+from bot.store import UsageRow, short_id
 
-# The run ids a person sees (the runs table, the review page) are their first SHORT_ID characters;
-# `vaultbot runs show` takes any unique prefix of at least SHORT_ID_MIN.
-SHORT_ID = 8
-SHORT_ID_MIN = 6
 _AGE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -70,7 +66,7 @@ def runs_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
     return tabulate(
         [
             [
-                r["id"][:SHORT_ID],
+                short_id(r["id"]),
                 local_time(r["started_at"], tz, seconds=True),
                 r["conversation"],
                 r["status"],

@@ -1,7 +1,8 @@
 """SQLite records: conversation history, runs and steps (the audit trail), interactions."""
 
-from bot.store.dead_letters import MIN_PREFIX, DeadLetter, DeadLetters, UnknownDeadLetter, retry_command
+from bot.store.dead_letters import DeadLetter, DeadLetters, UnknownDeadLetter, retry_command
 from bot.store.reader import RUN_STATUSES, NotePage, StoreReader, TimelineFilter
+from bot.store.run_ids import MIN_PREFIX, short_id
 from bot.store.store import ServedPage, Step, Store, Turn, encode_turn
 from bot.store.usage import CallUsage, UsageRow
 
@@ -22,4 +23,5 @@ __all__ = [
     "UsageRow",
     "encode_turn",
     "retry_command",
+    "short_id",
 ]

@@ -2,7 +2,7 @@
 and whether it was sent again (``vaultbot retry``).
 
 A dead letter's id is the id of the run that filed it (shown by ``vaultbot runs`` and ``vaultbot log``);
-a person may give any unique prefix of :data:`MIN_PREFIX` characters or more.
+a person may give any unique prefix of it (see :mod:`bot.store.run_ids`).
 """
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.db import Database, Tx, now_iso
+from bot.store.run_ids import MIN_PREFIX, short_id
 
-__all__ = ["MIN_PREFIX", "DeadLetter", "DeadLetters", "UnknownDeadLetter", "retry_command", "short_id"]
-
-MIN_PREFIX = 6
-# How many characters of a dead letter's id a reply or a log line shows: enough to be unique.
-SHOWN = 8
+__all__ = ["DeadLetter", "DeadLetters", "UnknownDeadLetter", "retry_command"]
 
 _COLUMNS = "run_id, message_id, conversation, text, error, path, created_at, retried_at, retry_message_id"
 
@@ -38,12 +35,6 @@ class DeadLetter:
     def short_id(self) -> str:
         """The id as replies and log lines show it."""
         return short_id(self.run_id)
-
-
-def short_id(run_id: str) -> str:
-    """A dead letter's id (the run that filed it) as a person sees it: enough to be unique, and
-    ``vaultbot retry`` takes any unique prefix."""
-    return run_id[:SHOWN]
 
 
 def retry_command(run_id: str) -> str:

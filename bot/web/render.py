@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from bot.clock import local_time
+from bot.store import short_id
 
 __all__ = ["Renderer"]
 
@@ -40,6 +41,7 @@ class Renderer:
             pretty=_pretty,
             markdown=_markdown,
             query=_query,
+            short_id=short_id,
         )
         self._templates = Jinja2Templates(env=env)
 
