@@ -68,6 +68,32 @@ async def test_a_dedupe_key_stores_a_message_once(bus: Bus) -> None:
     assert len(await bus.claim("in", owner="w", lease=30, limit=10)) == 1
 
 
+def part(text: str, group: str, conversation: str = "c1") -> InboundMessage:
+    return msg(text, conversation).model_copy(update={"group": group})
+
+
+async def test_an_album_is_held_until_no_part_came_for_the_delay_and_its_waiting_parts_are_found_in_order(
+    bus: Bus, clock: Clock
+) -> None:
+    ids = [(await bus.publish("in", part(f"photo {i}", "album"), conversation="c1")).id for i in range(3)]
+    other_album = (await bus.publish("in", part("other", "trip"), conversation="c1")).id
+    elsewhere = (await bus.publish("in", part("elsewhere", "album", "c2"), conversation="c2")).id
+    await bus.hold_group("in", "c1", "album", delay=2.0)
+    # The album's parts wait in their conversation; the same group name in another conversation does not.
+    [claimed] = await bus.claim("in", owner="w", lease=30, limit=10, conversation="c2")
+    assert claimed.id == elsewhere
+    assert await bus.claim("in", owner="w", lease=30, conversation="c1") == []
+    clock.now += 1.9
+    assert await bus.claim("in", owner="w", lease=30, conversation="c1") == []
+    clock.now += 0.2
+    [first] = await bus.claim("in", owner="w", lease=30, conversation="c1")
+    assert first.id == ids[0]
+    # The rest of the album, still pending behind it, oldest first; not the other group's message.
+    assert [d.id for d in await bus.group("in", "c1", "album")] == ids[1:]
+    assert [d.id for d in await bus.group("in", "c1", "trip")] == [other_album]
+    assert await bus.group("in", "c2", "album") == []  # claimed, so no longer waiting
+
+
 async def test_a_conversation_is_served_in_order_one_at_a_time_while_others_proceed(bus: Bus) -> None:
     a1 = await publish(bus, "a1", "a")
     a2 = await publish(bus, "a2", "a")
