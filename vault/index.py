@@ -277,12 +277,7 @@ class Index:
             "JOIN files f ON f.id = notes_fts.rowid WHERE notes_fts MATCH ?",
         ]
         params: list[object] = [_SNIPPET_TOKENS, expression]
-        for tag in tags or []:
-            sql.append("AND EXISTS (SELECT 1 FROM json_each(f.tags) WHERE lower(value) = lower(?))")
-            params.append(tag.lstrip("#"))
-        if folder:
-            sql.append("AND (f.folder = ? OR f.folder LIKE ? ESCAPE '\\')")
-            params += [folder, _like_prefix(folder)]
+        _narrow(sql, params, tags, folder)
         sql.append(f"ORDER BY bm25(notes_fts, {', '.join(map(str, _WEIGHTS))}), f.path LIMIT ?")
         params.append(limit)
         with self._lock:
@@ -325,12 +320,7 @@ class Index:
             "JOIN files f ON f.path = s.key JOIN notes_fts n ON n.rowid = f.id WHERE 1",
         ]
         params: list[object] = [json.dumps(starts)]
-        for tag in tags or []:
-            sql.append("AND EXISTS (SELECT 1 FROM json_each(f.tags) WHERE lower(value) = lower(?))")
-            params.append(tag.lstrip("#"))
-        if folder:
-            sql.append("AND (f.folder = ? OR f.folder LIKE ? ESCAPE '\\')")
-            params += [folder, _like_prefix(folder)]
+        _narrow(sql, params, tags, folder)
         with self._lock:
             rows = self._conn.execute(" ".join(sql), params).fetchall()
         return {row[0]: (row[1], " ".join(row[2].split()[:_SNIPPET_TOKENS])) for row in rows}
@@ -350,6 +340,16 @@ class Index:
         with self._lock:
             rows = self._conn.execute("SELECT path, title, aliases FROM files ORDER BY path").fetchall()
         return [(r[0], r[1], json.loads(r[2])) for r in rows]
+
+
+def _narrow(sql: list[str], params: list[object], tags: list[str] | None, folder: str | None) -> None:
+    """Add to a query over ``files f`` the conditions that keep the notes with all ``tags`` under ``folder``."""
+    for tag in tags or []:
+        sql.append("AND EXISTS (SELECT 1 FROM json_each(f.tags) WHERE lower(value) = lower(?))")
+        params.append(tag.lstrip("#"))
+    if folder:
+        sql.append("AND (f.folder = ? OR f.folder LIKE ? ESCAPE '\\')")
+        params += [folder, _like_prefix(folder)]
 
 
 def _like_prefix(folder: str) -> str:
