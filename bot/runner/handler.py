@@ -204,7 +204,7 @@ class TurnHandler:
         model, mode = self._model, self._mode
         if command is None and self._over_budget is not None and await self._over_budget_today(context):
             model, mode = self._over_budget, "capture"
-        await self._store.start_run(
+        starting = self._store.start_run(
             context.run_id,
             conversation=message.conversation,
             inbound_id=message.id,
@@ -213,12 +213,15 @@ class TurnHandler:
             rerun=delivery.attempts > 1,
         )
         if command is not None:
+            await starting
             answered = await self._commands.run(command, context)
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             if answered.failure:
                 result.status, result.reason = "failed", answered.failure
             await self._finish(delivery, context, result, parts, button=answered.button)
             return ACKED
+        # The run's start and the conversation's history, sent to the database together.
+        _, turns = await self._db.gather(starting, self._store.load_history(message.conversation, self._history_turns))
         # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
         text = await self._voice.prepare(message, context) if self._voice else message.text
         if self._documents is not None and mode == "assistant":
@@ -227,13 +230,13 @@ class TurnHandler:
         if mode == "assistant" and message.images and self._photos is not None:
             seen = await self._photos.show(message.images, context)
             text = "\n".join([text, *seen.lines])
-        turns = await self._store.load_history(message.conversation, self._history_turns)
         history = fit(turns, self._history_tokens, window=self._history_turns)
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
         draft = self._open_draft(context)
         # Read every turn, so an edit made in Obsidian reaches the next answer.
         profile = await self._profile() if self._profile is not None and mode == "assistant" else None
         recorder = _Recorder(self._store, self._bus, context, self._summarizer, meter, model.name)
+        ended = False
         try:
             result = await run_turn(
                 model=model,
@@ -249,6 +252,7 @@ class TurnHandler:
                 images=seen.blocks,
                 profile=profile,
             )
+            ended = True
         except ModelUnavailable as exc:
             await self._unavailable(delivery, context, exc)
         except ModelRejected as exc:
@@ -257,11 +261,13 @@ class TurnHandler:
             # Ended before the reply is queued: a channel never shows a draft of a reply it sent.
             if draft is not None:
                 draft.end()
-            # What a round cut short (the worker stopping) had done is kept in the trail all the same.
-            await recorder.flush()
+            # What a round cut short (the worker stopping, the model failing) had done is kept in the
+            # trail all the same; a turn that ended keeps its last round with the rest of its end.
+            if not ended:
+                await recorder.flush()
         if mode == "capture" and (error := filed(result.messages).error) is not None:
             result.status, result.reason = "failed", f"the message could not be filed: {error}"
-        await self._finish(delivery, context, result, parts)
+        await self._finish(delivery, context, result, parts, trail=recorder)
         log.info(
             "← %s run=%s %s %.1fms tools=%s",
             delivery.id,
@@ -331,9 +337,11 @@ class TurnHandler:
         parts: list[int] | None = None,
         *,
         button: Button | None = None,
+        trail: _Recorder | None = None,
     ) -> None:
-        """Queue the replies (with ``button`` under the reply), keep the turn, end the run and ack the
-        message (and the other ``parts`` of its album), in one transaction."""
+        """Write the steps ``trail`` holds, queue the replies (with ``button`` under the reply), keep
+        the turn, end the run and ack the message (and the other ``parts`` of its album), in one
+        transaction whose statements are sent together."""
         kept = compact(result.messages)
         stored = encode_turn(kept)  # encoded once: for the estimate and for the row
         tokens = estimate_json_tokens(stored)
@@ -344,22 +352,24 @@ class TurnHandler:
         # A failed run has already said what failed (a capture's or a command's own reply).
         if result.reason and result.status != "failed":
             replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))
-        async with self._db.transaction():
-            for publication in replies:
-                await self._bus.put(publication)
+        async with self._db.transaction() as tx:
+            # Coroutines made inside the block: if BEGIN fails, none is left unawaited.
+            writes: list[Awaitable[object]] = [trail.flush()] if trail is not None else []
+            writes += [self._bus.put(publication) for publication in replies]
             if kept:  # commands leave the conversation's history alone
-                await self._store.append_encoded_turn(context.conversation, context.inbound_id, stored, tokens)
-            await self._store.finish_run(
-                context.run_id,
-                status=result.status,
-                reason=result.reason,
-                usage=result.usage.as_dict(),
-                tools_called=result.tools_called,
-                final_text=result.final_text,
+                writes.append(self._store.append_encoded_turn(context.conversation, context.inbound_id, stored, tokens))
+            writes.append(
+                self._store.finish_run(
+                    context.run_id,
+                    status=result.status,
+                    reason=result.reason,
+                    usage=result.usage.as_dict(),
+                    tools_called=result.tools_called,
+                    final_text=result.final_text,
+                )
             )
-            for part in parts or []:
-                await self._bus.ack(part)
-            await self._bus.ack(delivery.id)
+            writes += [self._bus.ack(message_id) for message_id in [*(parts or []), delivery.id]]
+            await tx.gather(*writes)
 
     async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> NoReturn:
         last = delivery.attempts >= self._max_attempts
@@ -453,6 +463,7 @@ class TurnHandler:
 
     async def _file(self, message: InboundMessage, context: ToolContext) -> Filed:
         """File a dead letter through the capture script, the loop and the tools, as capture mode does."""
+        recorder = _Recorder(self._store, self._bus, context)
         try:
             text = await self._voice.prepare(message, context) if self._voice else message.text
             result = await run_turn(
@@ -462,9 +473,10 @@ class TurnHandler:
                 history=[],
                 text=self._as_read(message, text),
                 context=context,
-                recorder=_Recorder(self._store, self._bus, context),
+                recorder=recorder,
                 limits=self._limits,
             )
+            await recorder.flush()
         except Exception:
             log.exception("filing dead letter %s failed", message.id)
             return Filed(None, "an internal error, which was logged")

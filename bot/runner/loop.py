@@ -48,7 +48,8 @@ class StepRecorder(Protocol):
 
     async def flush(self) -> None:
         """Write the steps recorded so far, if the recorder held them to write together: called at the
-        end of each round (a model call and its tools), before the next model call and before the run returns."""
+        end of each round (a model call and its tools) after which the run goes on or stops. The round
+        with the final reply is left held: the caller writes it with the run's end, in one transaction."""
         ...
 
 
@@ -148,8 +149,7 @@ async def run_turn(
             result.final_text = reply.text
             cut = "the reply reached the output token limit" if reply.stop_reason == "max_tokens" else None
             result.messages = closed(turn, ending_note(cut) if cut else "(Done.)")
-            await recorder.flush()
-            return result
+            return result  # the last round's steps are the caller's to write, with the run's end
         results: list[dict[str, Any]] = []
         hints: list[str] = []
         for call in reply.tool_uses:

@@ -186,8 +186,8 @@ class Store:
 
     async def add_steps(self, run_id: str, steps: Sequence[Step]) -> None:
         """:meth:`add_step` for several steps at once (a round of tool calls), numbered in order after the
-        run's others: one statement for them all, so one trip to the database and all or none, then
-        their calls' usage."""
+        run's others: one statement for them all (all or none), sent with their calls' usage in one
+        trip to the database."""
         if not steps:
             return
         rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(steps))
@@ -197,7 +197,7 @@ class Store:
             params += (offset, step.kind, step.name, _json(step.input), _json(step.output), int(step.is_error))
             params += (step.duration_ms, usage, step.summary, step.created_at)
         # Numbered in SQL: a run's steps also come from elsewhere (a transcript, a document, a command).
-        await self._db.execute(
+        insert = self._db.execute(
             f"""
             INSERT INTO steps
                 (run_id, idx, kind, name, input, output, is_error, duration_ms, usage, summary, created_at)
@@ -208,9 +208,8 @@ class Store:
             """,
             params,
         )
-        for step in steps:
-            if step.call is not None:
-                await self._db.execute(*_usage.usage_statement(run_id, step.call))
+        costs = [self._db.execute(*_usage.usage_statement(run_id, s.call)) for s in steps if s.call is not None]
+        await self._db.gather(insert, *costs)
 
     async def finish_run(
         self,

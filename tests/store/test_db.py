@@ -213,6 +213,71 @@ async def test_after_commit_runs_once_the_unit_is_committed_and_never_for_one_ro
     assert len(told) == 2
 
 
+async def test_writes_gathered_in_a_transaction_land_in_order_and_commit_as_one(db: Database) -> None:
+    async def two_statements(first: str, second: str) -> int:  # a store method of two statements
+        await db.execute("INSERT INTO notes VALUES (?)", (first,))
+        return await db.execute("INSERT INTO notes VALUES (?)", (second,))
+
+    async with db.transaction() as tx:
+        results = await tx.gather(
+            db.execute("INSERT INTO notes VALUES ('a')"),
+            two_statements("b", "d"),
+            db.fetchall("INSERT INTO notes VALUES ('c') RETURNING text"),
+        )
+        assert on_disk(db.path) == []  # nothing is visible before the commit
+    assert results[0] == 1 and results[1] == 1 and [dict(row) for row in results[2]] == [{"text": "c"}]
+    # First statements in the order given, then what each write awaited after its first.
+    assert on_disk(db.path) == ["a", "b", "c", "d"]
+
+
+async def test_a_gathered_write_that_fails_rolls_back_the_others_even_those_still_running(db: Database) -> None:
+    ended = asyncio.Event()
+
+    async def slow() -> None:
+        try:
+            for _ in range(5):  # still at work when the failing insert has answered
+                await db.fetchall("SELECT 1")
+            await db.execute("INSERT INTO notes VALUES ('late')")
+        finally:
+            ended.set()
+
+    with pytest.raises(sqlite3.IntegrityError, match="NOT NULL"):
+        async with db.transaction() as tx:
+            early = db.execute("INSERT INTO notes VALUES ('early')")
+            await tx.gather(early, db.execute("INSERT INTO notes VALUES (NULL)"), slow())
+    await asyncio.wait_for(ended.wait(), 10)
+    # Had the block rolled back before 'late' was written, 'late' would have been committed on its own.
+    assert on_disk(db.path) == []
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO notes VALUES ('after')")
+    assert await texts(db) == ["after"]
+
+
+async def test_writes_gathered_outside_a_transaction_are_each_atomic_and_the_first_error_is_raised(db: Database) -> None:
+    with pytest.raises(sqlite3.IntegrityError):
+        await db.gather(
+            db.execute("INSERT INTO notes VALUES ('one')"),
+            db.execute("INSERT INTO notes VALUES (NULL)"),
+            db.execute("INSERT INTO notes VALUES ('three')"),
+        )
+    assert on_disk(db.path) == ["one", "three"]
+
+
+async def test_a_task_spawned_by_a_gathered_write_does_not_write_through_the_transaction(db: Database) -> None:
+    spawned: list[asyncio.Task[int]] = []
+
+    async def spawning() -> None:
+        spawned.append(asyncio.create_task(db.execute("INSERT INTO notes VALUES ('from another task')")))
+        await db.execute("INSERT INTO notes VALUES ('gathered')")
+
+    with pytest.raises(RuntimeError):
+        async with db.transaction() as tx:
+            await tx.gather(spawning())
+            raise RuntimeError("the transaction fails")
+    await spawned[0]
+    assert on_disk(db.path) == ["from another task"]
+
+
 async def test_executemany_writes_every_row_or_none(db: Database) -> None:
     assert await db.executemany("INSERT INTO notes VALUES (?)", [("a",), ("b",), ("c",)]) == 3
     with pytest.raises(sqlite3.IntegrityError):
