@@ -16,7 +16,7 @@ from bot.runner.closing import closed, ending_note
 from bot.runner.guards import CallGuard, truncate_middle
 from bot.runner.model import ModelClient, ModelReply, TextListener, Usage
 from bot.runner.watch import RunWatch, Verdict
-from bot.tools import Dispatcher, ToolContext, ToolOutcome, failure
+from bot.tools import TELLING, Dispatcher, ToolContext, ToolOutcome, failure
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +152,7 @@ async def run_turn(
             return result  # the last round's steps are the caller's to write, with the run's end
         results: list[dict[str, Any]] = []
         hints: list[str] = []
+        failed: str | None = None  # the first call of this response that failed
         for call in reply.tool_uses:
             stop = result.reason or guard.admit(call["name"], call.get("input"))
             if stop:
@@ -160,8 +161,16 @@ async def run_turn(
                 outcome = failure(f"Not run: {stop}.", "guard_stopped")
                 results.append(_tool_result(call["id"], outcome, is_error=True))
                 continue
+            if failed is not None and call["name"] in TELLING:
+                # Never "saved" in the log or to the user after a save that failed: the model reads the
+                # failure first, and tells what happened in its next response.
+                held = await _hold(call, failed, recorder)
+                results.append(_tool_result(call["id"], held, is_error=True))
+                continue
             result.tools_called.append(call["name"])
             outcome = await _call_tool(dispatcher, call, context, recorder)
+            if outcome.is_error and failed is None:
+                failed = call["name"]
             results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error, blocks=outcome.blocks))
             verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
             hints += verdict.hints
@@ -231,6 +240,20 @@ async def _call_tool(
     )
     log.debug("tool %s %.1fms error=%s run=%s", call["name"], duration_ms, outcome.is_error, context.run_id)
     return outcome
+
+
+async def _hold(call: dict[str, Any], failed: str, recorder: StepRecorder) -> dict[str, Any]:
+    """The result of a call to a ``TELLING`` tool asked for after ``failed`` failed in the same
+    response: not run, and kept in the trail as not run."""
+    held = failure(
+        f"Not run: {failed} failed earlier in this response, so this may not be true. "
+        f"Read {failed}'s result, then say what happened.",
+        "held_after_failure",
+    )
+    await recorder.step(
+        kind="tool", name=call["name"], input=call.get("input"), output=held, is_error=True, duration_ms=0.0
+    )
+    return held
 
 
 def _tool_result(

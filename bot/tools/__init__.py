@@ -14,11 +14,12 @@ from bot.tools.clip_tool import ClipLink
 from bot.tools.context import ToolContext
 from bot.tools.dispatcher import Dispatcher, ToolOutcome, ToolSource
 from bot.tools.errors import ToolError, failure
-from bot.tools.messaging import LogInteraction, SendMessage, notice, queue_notice, queue_reply, reply
+from bot.tools.messaging import TELLING, LogInteraction, SendMessage, notice, queue_notice, queue_reply, reply
 from bot.tools.scheduling import CancelScheduled, ListScheduled, ScheduleMessage
 from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
 __all__ = [
+    "TELLING",
     "ContentResult",
     "Dispatcher",
     "Tool",

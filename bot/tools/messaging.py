@@ -121,3 +121,8 @@ class LogInteraction:
             run_id=context.run_id,
         )
         return {"success": True, "id": entry_id}
+
+
+# The tools that tell someone (the user, the log) what a response's other calls did. Asked for in the
+# same response as those calls, they are written before the model has read whether the calls worked.
+TELLING = frozenset({SendMessage.name, LogInteraction.name})

@@ -253,7 +253,9 @@ async def test_a_gathered_write_that_fails_rolls_back_the_others_even_those_stil
     assert await texts(db) == ["after"]
 
 
-async def test_writes_gathered_outside_a_transaction_are_each_atomic_and_the_first_error_is_raised(db: Database) -> None:
+async def test_writes_gathered_outside_a_transaction_are_each_atomic_and_the_first_error_is_raised(
+    db: Database,
+) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         await db.gather(
             db.execute("INSERT INTO notes VALUES ('one')"),
