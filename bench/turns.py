@@ -3,8 +3,8 @@
 Measures the project's own cost of a turn: inbound published → run → reply durable in the outbox
 → inbound acked, on a real SQLite file and a real vault folder. Prints p50/p95 latency and turns
 per second and the process's CPU time per turn, sequentially and over 16 concurrent conversations,
-beside the cost of one raw SQLite WAL commit, one fsync and one file creation measured in the same directory
-in the same run.
+beside the cost of one raw SQLite WAL commit, one fsync, one file creation and one trip to aiosqlite's
+thread, measured in the same directory in the same run.
 
     .venv/bin/python bench/turns.py [--turns 500] [--dir /tmp/somewhere]
 """
@@ -26,6 +26,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
+
+import aiosqlite
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -243,6 +245,33 @@ def floor(root: Path, n: int = 500) -> None:
     )
 
 
+async def trip_floor(root: Path, n: int = 2000) -> None:
+    """The cost of one trip to aiosqlite's thread and back, in ms of wall and CPU time (``SELECT 1``):
+    awaited one at a time, the thread sleeps between trips and each is woken; 16 tasks at once keep
+    its queue full. On a virtual machine a wake-up of a thread on the other core can cost several
+    times the statement: this tells such a host from slow code."""
+    conn = await aiosqlite.connect(root / "floor.db", isolation_level=None)
+    try:
+        started, cpu = time.perf_counter(), time.process_time()
+        for _ in range(n):
+            await conn.execute("SELECT 1")
+        alone, alone_cpu = ((time.perf_counter() - started) * 1000 / n, (time.process_time() - cpu) * 1000 / n)
+
+        async def sixteenth() -> None:
+            for _ in range(n // 16):
+                await conn.execute("SELECT 1")
+
+        started, cpu = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(sixteenth() for _ in range(16)))
+        full, full_cpu = ((time.perf_counter() - started) * 1000 / n, (time.process_time() - cpu) * 1000 / n)
+    finally:
+        await conn.close()
+    print(
+        f"floor       one trip to aiosqlite's thread {alone:.3f} ms (cpu {alone_cpu:.3f} ms), "
+        f"16 at once {full:.3f} ms (cpu {full_cpu:.3f} ms) each"
+    )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=500)
@@ -252,6 +281,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)
         floor(root)
+        await trip_floor(root)
         await scenario(root, "plain turn", plain, args.turns)
         await scenario(root, "tool turn", with_tools, args.turns)
         await history_scenario(root)
