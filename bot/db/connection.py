@@ -27,6 +27,15 @@ Outside a transaction a statement takes no lock: it goes straight to aiosqlite's
 tasks' statements reach the connection's thread back to back, in the order they were issued, each
 committed on its own (autocommit).
 
+Writes that do not need each other's answers are sent together, in a transaction or not::
+
+    async with db.transaction() as tx:
+        await tx.gather(store.finish_run(...), bus.ack(delivery.id))
+
+Each awaited statement is a trip to aiosqlite's thread, which has to be woken when it sleeps; a wake-up
+of a thread on another core costs more than most statements (``bench/turns.py`` times one). Sent
+together, the statements reach the thread back to back and wake it once.
+
 The schema is brought up to date (:mod:`bot.db.migrations`) on a plain ``sqlite3`` connection in a thread,
 before the aiosqlite connection opens: migrations are plain functions of a ``sqlite3.Connection``,
 and aiosqlite runs only what it is handed statement by statement. Other processes (a second
