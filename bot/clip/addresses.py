@@ -21,6 +21,8 @@ from bot.clip.errors import AddressRefused
 
 # Resolves (host, port) to the IP addresses to try, in order.
 Resolver = Callable[[str, int], Awaitable[list[str]]]
+# Says what kind of address a clip must not reach an address is, or None when it may (:func:`refusal`).
+Rule = Callable[[str], str | None]
 _IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -50,8 +52,8 @@ def refusal(address: str) -> str | None:
     return None
 
 
-def admitted(host: str, addresses: Iterable[str], *, allow_private: bool) -> str:
-    """The first of ``addresses`` (what ``host`` resolved to) that may be connected to, or
+def admitted(host: str, addresses: Iterable[str], *, allow_private: bool, rule: Rule = refusal) -> str:
+    """The first of ``addresses`` (what ``host`` resolved to) that ``rule`` lets through, or
     :class:`AddressRefused` saying why none may."""
     found = list(addresses)
     if not found:
@@ -60,7 +62,7 @@ def admitted(host: str, addresses: Iterable[str], *, allow_private: bool) -> str
         return found[0]
     reasons = []
     for address in found:
-        why = refusal(address)
+        why = rule(address)
         if why is None:
             return address
         reasons.append(f"{address}, {why}")
@@ -72,9 +74,11 @@ def admitted(host: str, addresses: Iterable[str], *, allow_private: bool) -> str
 class CheckedBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend, connecting only to addresses :func:`admitted` lets through."""
 
-    def __init__(self, *, allow_private: bool, resolver: Resolver = resolve) -> None:
+    def __init__(self, *, allow_private: bool, resolver: Resolver = resolve, rule: Rule = refusal) -> None:
+        """``rule`` replaces :func:`refusal`: a test lets its local site stand for the internet."""
         self._allow_private = allow_private
         self._resolve = resolver
+        self._rule = rule
         self._inner = httpcore.AnyIOBackend()
 
     async def connect_tcp(
@@ -94,7 +98,7 @@ class CheckedBackend(httpcore.AsyncNetworkBackend):
                 addresses = await self._resolve(host, port)
             except OSError as exc:
                 raise AddressRefused(f"{host} could not be found ({exc.strerror or exc}).") from exc
-        address = admitted(host, addresses, allow_private=self._allow_private)
+        address = admitted(host, addresses, allow_private=self._allow_private, rule=self._rule)
         return await self._inner.connect_tcp(
             address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
         )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import httpcore
 import httpx
 
-from bot.clip.addresses import CheckedBackend, Resolver, resolve
+from bot.clip.addresses import CheckedBackend, Resolver, Rule, refusal, resolve
 from bot.clip.errors import ClipError
 
 MAX_REDIRECTS = 5
@@ -48,10 +48,19 @@ class _CheckedTransport(httpx.AsyncHTTPTransport):
 class Fetcher:
     """Fetches pages for clipping; one client (and connection pool) for its life. :meth:`close` it."""
 
-    def __init__(self, *, allow_private: bool, max_bytes: int, timeout: float, resolver: Resolver = resolve) -> None:
+    def __init__(
+        self,
+        *,
+        allow_private: bool,
+        max_bytes: int,
+        timeout: float,
+        resolver: Resolver = resolve,
+        rule: Rule = refusal,
+    ) -> None:
+        """``resolver`` and ``rule`` replace the name lookup and :func:`~bot.clip.addresses.refusal`."""
         self._max_bytes = max_bytes
         self._timeout = timeout
-        transport = _CheckedTransport(CheckedBackend(allow_private=allow_private, resolver=resolver))
+        transport = _CheckedTransport(CheckedBackend(allow_private=allow_private, resolver=resolver, rule=rule))
         self._client = httpx.AsyncClient(
             transport=transport, timeout=httpx.Timeout(timeout), headers=_HEADERS, trust_env=False
         )
