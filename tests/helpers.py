@@ -8,6 +8,7 @@ import contextlib
 import ctypes
 import errno
 import os
+import signal
 import sqlite3
 import subprocess
 import threading
@@ -38,6 +39,13 @@ def subprocess_env(**variables: str) -> dict[str, str]:
     developer's vaultbot or Anthropic settings, search by meaning off (no model to load), plus ``variables``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
     return {**clean, "PYTHONPATH": str(ROOT), "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false", **variables}
+
+
+def ctrl_c_as_at_a_terminal() -> None:
+    """For ``subprocess``'s ``preexec_fn``: Ctrl-C (SIGINT) reaches the child as it reaches a program
+    started at a terminal. A test run started as a background job of a script inherits SIGINT
+    ignored, and so would every child, whatever the program does with Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def bound_by_permissions() -> None:

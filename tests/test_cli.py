@@ -19,7 +19,7 @@ import pytest
 
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import StderrLines, subprocess_env
+from tests.helpers import StderrLines, ctrl_c_as_at_a_terminal, subprocess_env
 
 
 def vaultbot(
@@ -216,6 +216,7 @@ def test_ctrl_c_ends_chat_at_once_even_while_waiting_for_input(tmp_path: Path) -
         stderr=terminal,
         cwd=tmp_path,
         env=subprocess_env(),
+        preexec_fn=ctrl_c_as_at_a_terminal,
     )
     try:
         shown = b""
@@ -248,6 +249,7 @@ def test_ctrl_c_in_chat_prints_the_reply_in_flight_before_exiting(tmp_path: Path
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=ctrl_c_as_at_a_terminal,
         )
         try:
             log = StderrLines(process)
