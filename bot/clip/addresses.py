@@ -21,7 +21,7 @@ from bot.clip.errors import AddressRefused
 
 # Resolves (host, port) to the IP addresses to try, in order.
 Resolver = Callable[[str, int], Awaitable[list[str]]]
-# Says what kind of address a clip must not reach an address is, or None when it may (:func:`refusal`).
+# Says why a clip must not reach an address (what kind of address it is), or None when it may (:func:`refusal`).
 Rule = Callable[[str], str | None]
 _IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 

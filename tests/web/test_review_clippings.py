@@ -4,12 +4,14 @@ review page over the store (read-only, as `vaultbot review` serves it)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from bot.app import App
 from bot.bus import INBOUND, Document, InboundMessage, Sender
+from bot.settings import Settings
 from tests.conftest import make_settings
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -19,16 +21,21 @@ from tests.runner.conftest import said, send
 from tests.web.conftest import Served
 
 
-async def test_the_run_page_links_the_clipping_a_run_filed(
-    tmp_path: Path, fake_anthropic: FakeAnthropic, serve_review: object
-) -> None:
-    settings = make_settings(
+def on_the_fake_api(tmp_path: Path, fake_anthropic: FakeAnthropic, **more: Any) -> Settings:
+    """Settings of an app whose model is the fake Messages API, plus ``more``."""
+    return make_settings(
         tmp_path,
         anthropic_api_key="sk-ant-test",
         anthropic_base_url=fake_anthropic.base_url,
         model={"name": "claude-test"},
-        clip={"allow_private": True},
+        **more,
     )
+
+
+async def test_the_run_page_links_the_clipping_a_run_filed(
+    tmp_path: Path, fake_anthropic: FakeAnthropic, serve_review: object
+) -> None:
+    settings = on_the_fake_api(tmp_path, fake_anthropic, clip={"allow_private": True})
     with FakeWeb() as web:
         async with await App.open(settings) as app:
             fake_anthropic.enqueue(api.tool_use(("clip_link", {"url": web.url("/essay")})), api.text("Clipped."))
@@ -45,12 +52,7 @@ async def test_the_run_page_links_the_clipping_a_run_filed(
 async def test_the_run_page_links_the_document_a_run_read_and_not_one_it_could_not(
     tmp_path: Path, fake_anthropic: FakeAnthropic, serve_review: object
 ) -> None:
-    settings = make_settings(
-        tmp_path,
-        anthropic_api_key="sk-ant-test",
-        anthropic_base_url=fake_anthropic.base_url,
-        model={"name": "claude-test"},
-    )
+    settings = on_the_fake_api(tmp_path, fake_anthropic)
     async with await App.open(settings) as app:
         (app.notes.root / "Attachments").mkdir()
         (app.notes.root / "Attachments" / "lease terms.txt").write_text("The rent is due on the first.\n")
