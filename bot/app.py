@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from bot.bus import INBOUND, Bus, Worker
+from bot.bus import CONSENT, INBOUND, Bus, Worker
 from bot.clip import Clipper, Resolver, resolve
 from bot.clock import Clock
+from bot.consent import Policy, Questions
 from bot.db import Database
 from bot.mcp import McpServers
 from bot.memory import profile_reader
@@ -22,6 +23,7 @@ from bot.runner import (
     TurnHandler,
     load_system_prompt,
 )
+from bot.runner.asking import Asking
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import ENABLE_HINT
 from bot.runner.documents import Documents
@@ -34,7 +36,7 @@ from bot.store import Store
 from bot.streaming import Progress
 from bot.tools import build_dispatcher
 from bot.transcribe import TranscriptionClient, VoiceNotes, build_transcriber
-from vault import Vault
+from vault import ATTACHMENTS, Vault
 
 
 @dataclass
@@ -94,7 +96,9 @@ class App:
         mcp = McpServers(settings.mcp.servers) if settings.mcp.servers and mode == "assistant" else None
         if mcp is not None:
             await mcp.start()
-        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper, mcp)
+        # Notes there hold someone else's words: what the tools return of them is labelled as such.
+        foreign = {settings.clip.folder: "clipped page", ATTACHMENTS: "attached file"}
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper, mcp, foreign)
         summarizer = build_summarizer(settings)
         budget = None
         if settings.budget.daily_usd is not None and mode == "assistant":
@@ -127,6 +131,11 @@ class App:
             photos=Photos(store=store, vault_root=notes.root),
             progress=progress,
             profile=profile_reader(notes, settings.memory.note),
+            asking=Asking(db=db, bus=bus, store=store, questions=Questions(db), timeout=settings.consent.timeout),
+            policy=Policy(
+                profile_note=settings.memory.note,
+                trusted_servers=frozenset(name for name, server in settings.mcp.servers.items() if server.trusted),
+            ),
             # Dead letters get a note each in the inbox, even with daily capture: filing one again after
             # a crash then finds the same note instead of appending a second line to the day's note.
             filer=CaptureModel(settings.vault.inbox, hint=None, log=False),
@@ -174,6 +183,20 @@ class App:
             backoff_max=self.settings.bus.backoff_max_seconds,
             on_dead=self.handler.on_dead,
             name="runner",
+        )
+
+    def consent_worker(self) -> Worker:
+        """The worker that declines questions for consent nobody answered in time."""
+        return Worker(
+            self.bus,
+            CONSENT,
+            self.handler,
+            concurrency=1,
+            lease=self.settings.bus.lease_seconds,
+            max_attempts=self.settings.bus.max_attempts,
+            backoff=self.settings.bus.backoff_seconds,
+            backoff_max=self.settings.bus.backoff_max_seconds,
+            name="consent",
         )
 
     async def __aenter__(self) -> App:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import vault
+from bot.consent import profile_block
 from vault import frontmatter
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,8 @@ def instructions(rel: str, body: str | None) -> str:
     title = name.removesuffix(".md")
     write = f'vault_write with mode "append", folder "{folder}", title "{title}"'
     lines = [f"What you know about the person you assist, from their profile note {rel}:"]
-    lines.append(f"<profile>\n{body}\n</profile>" if body else "(The profile note is empty or does not exist yet.)")
+    # In a block the note's own text cannot close, whatever it holds (bot.consent.profile_block).
+    lines.append(profile_block(body) if body else "(The profile note is empty or does not exist yet.)")
     lines.append(
         f"When you learn a lasting fact about the person (their name, family and partner, city, work, diet, "
         f"health, preferences, recurring commitments), add it to this note as one short line with {write}, "

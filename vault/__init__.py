@@ -2,11 +2,12 @@
 
 from vault.documents import DocumentText, is_document, page_marker
 from vault.embedder import Embedder, MultilingualEmbedder
-from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed, VaultError
+from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, PathNotAllowed, VaultError
 from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
-from vault.vault import Vault, daily_entry
+from vault.vault import ATTACHMENTS, Vault, daily_entry
 
 __all__ = [
+    "ATTACHMENTS",
     "DocumentText",
     "Embedder",
     "InvalidNote",
@@ -15,6 +16,7 @@ __all__ = [
     "NoteChanged",
     "NoteExists",
     "NoteNotFound",
+    "NotRead",
     "MultilingualEmbedder",
     "NoteSummary",
     "PathNotAllowed",

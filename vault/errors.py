@@ -23,5 +23,9 @@ class NoteChanged(VaultError):
     """A note changed on disk since this vault last read or wrote it."""
 
 
+class NotRead(VaultError):
+    """A note would be replaced by a writer that has not read it, so its text would be lost unseen."""
+
+
 class InvalidNote(VaultError):
     """The input cannot become a note: empty title, NUL bytes, unknown mode and the like."""

@@ -9,6 +9,7 @@ import difflib
 import hashlib
 import os
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK
@@ -18,7 +19,7 @@ from vault import frontmatter, hybrid, meta
 from vault.catalog import Catalog
 from vault.documents import DocumentText, extract, is_document
 from vault.embedder import Embedder
-from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound
+from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead
 from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
 from vault.index import Entry, match_expression
@@ -37,6 +38,8 @@ from vault.paths import (
 from vault.recall import Recall
 
 MODES = ("create", "append", "replace")
+# The folder where the channels keep what came with messages (photos, documents, recordings).
+ATTACHMENTS = "Attachments"
 PRIVATE_DIR = ".vaultbot"
 # A create gives up on a title after "Title 999"; the file-name budget leaves room for exactly that.
 _MAX_COPIES = 999
@@ -124,10 +127,13 @@ class Vault:
         mode: str = "create",
         source: str | None = None,
         front_matter: dict[str, Any] | None = None,
+        read: AbstractSet[str] | None = None,
     ) -> WriteResult:
         """Create, append to or replace the note called ``title`` in ``folder``.
 
         ``front_matter`` adds fields to a new note's front matter (a clipping's author, published, description).
+        With ``read`` (the vault paths the writer has read), ``replace`` refuses an existing note not among
+        them: nothing replaces text it has not seen.
 
         ``create`` never overwrites: an identical note is reported unchanged, a different one
         makes this note "Title 2", "Title 3"…; ``append`` adds to the end (creating if needed);
@@ -151,7 +157,7 @@ class Vault:
                     result = self._create(directory, self._names.taken(directory), stem, content, new)
         else:
             with exclusive_lock(self._lock_file(directory)):
-                result = self._change(directory, stem, title, content, fields, mode)
+                result = self._change(directory, stem, title, content, fields, mode, read)
         # Outside the lock, so concurrent writers' folder syncs are shared; done before returning,
         # so a caller that reports the note saved can rely on it. The note is in line for the index
         # (queued under the lock, so a later write of it lands last): the next search finds it.
@@ -160,7 +166,14 @@ class Vault:
         return result
 
     def _change(
-        self, directory: Path, stem: str, title: str, content: str, fields: dict[str, Any], mode: str
+        self,
+        directory: Path,
+        stem: str,
+        title: str,
+        content: str,
+        fields: dict[str, Any],
+        mode: str,
+        read: AbstractSet[str] | None,
     ) -> WriteResult:
         taken = self._names.taken(directory)
         existing_name = taken.get(f"{stem}{NOTE_SUFFIX}".casefold())
@@ -175,6 +188,8 @@ class Vault:
             raise NoteNotFound(f"No note titled {show(title)} in {show(where)} to replace.")
         if mode == "append":
             return self._append(existing, content, fields)
+        if read is not None and self._rel(existing) not in read:
+            raise NotRead(f"{show(self._rel(existing))} has not been read in this run; read it before replacing it.")
         return self._replace(existing, content, fields)
 
     def _write_folder(self, folder: str) -> Path:

@@ -2,17 +2,21 @@
 
 from bot.bus.bus import Bus, Delivery, Publication, Published
 from bot.bus.models import (
+    CONSENT,
     EVENTS,
     INBOUND,
     OUTBOUND,
+    Answer,
     Audio,
     Button,
+    Decision,
     Document,
     Event,
     InboundMessage,
     OutboundMessage,
     Retried,
     Sender,
+    UntrustedPart,
     events_topic,
     outbound_topic,
 )
@@ -20,12 +24,15 @@ from bot.bus.worker import ACKED, Fatal, Handler, OnDead, Retry, Worker
 
 __all__ = [
     "ACKED",
+    "CONSENT",
     "EVENTS",
     "INBOUND",
     "OUTBOUND",
+    "Answer",
     "Audio",
     "Bus",
     "Button",
+    "Decision",
     "Delivery",
     "Document",
     "Event",
@@ -39,6 +46,7 @@ __all__ = [
     "Published",
     "Retry",
     "Sender",
+    "UntrustedPart",
     "Worker",
     "events_topic",
     "outbound_topic",

@@ -9,9 +9,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "CONSENT",
     "EVENTS",
+    "Answer",
     "Audio",
     "Button",
+    "Decision",
     "Document",
     "INBOUND",
     "OUTBOUND",
@@ -20,6 +23,7 @@ __all__ = [
     "OutboundMessage",
     "Retried",
     "Sender",
+    "UntrustedPart",
     "events_topic",
     "outbound_topic",
 ]
@@ -27,6 +31,9 @@ __all__ = [
 INBOUND = "inbound"
 OUTBOUND = "outbound"
 EVENTS = "events"
+# The timeouts of questions for consent (``bot.consent``): messages due when a question expires, on a
+# topic of their own so that waiting for one never holds up, or keeps a burst of, the inbound topic.
+CONSENT = "consent"
 
 
 def events_topic(channel: str) -> str:
@@ -79,6 +86,24 @@ class Retried(BaseModel):
     filed: str | None = None
 
 
+class UntrustedPart(BaseModel):
+    """Words that came with a message but that the person did not write (a forwarded message, someone
+    else's message they reply to): kept apart from ``text`` so the runner shows them to the model as
+    someone else's (``bot.consent``). ``source`` is a few words of the channel's ("forwarded message"),
+    ``origin`` who wrote them as the channel knows it (a name, which is theirs too, so never trusted)."""
+
+    source: str
+    text: str
+    origin: str | None = None
+
+
+class Answer(BaseModel):
+    """The person's answer to a question for consent (``question``: its id), or its timeout (``expire``)."""
+
+    question: str
+    choice: Literal["allow", "deny", "expire"]
+
+
 class InboundMessage(BaseModel):
     """A message from a person, as a channel received it. ``id`` is stable across redeliveries."""
 
@@ -98,6 +123,9 @@ class InboundMessage(BaseModel):
     # Messages of one conversation with the same group (a Telegram album) reach the model as one.
     group: str | None = None
     retry: Retried | None = None
+    untrusted: list[UntrustedPart] = Field(default_factory=list)
+    # Set on an answer to a question for consent instead of words to answer (``text`` is then empty).
+    answer: Answer | None = None
 
     @property
     def reply_to(self) -> str:
@@ -113,8 +141,21 @@ class Button(BaseModel):
     url: str
 
 
+class Decision(BaseModel):
+    """What became of a question for consent: the channel shows ``text`` where the question's buttons
+    were (in Telegram, the buttons are edited) and answers the ``tap`` that decided it, if one did."""
+
+    question: str
+    text: str
+    tap: str | None = None
+
+
 class OutboundMessage(BaseModel):
-    """A message to a person; keyed on the bus by (``in_reply_to``, ``sequence``)."""
+    """A message to a person; keyed on the bus by (``in_reply_to``, ``sequence``).
+
+    ``question`` (a question for consent's id) asks the person to Allow or Deny; ``decision`` tells
+    what became of one. ``preview`` is the one address whose link preview may be shown, an address the
+    person sent themself; without it no preview is shown, so no address the model wrote is fetched."""
 
     channel: str
     conversation: str
@@ -124,6 +165,9 @@ class OutboundMessage(BaseModel):
     sequence: int = 0
     kind: Literal["reply", "notice", "error"] = "reply"
     button: Button | None = None
+    question: str | None = None
+    decision: Decision | None = None
+    preview: str | None = None
 
 
 class Event(BaseModel):

@@ -44,7 +44,7 @@ async def _chat(app: App, stream: TextIO, out: TextIO, *, seat: Seat, interactiv
     channel = TerminalChannel(
         app.bus, out, user=seat.user, conversation=seat.conversation, progress=app.progress if live else None
     )
-    runners, printers = [app.runner_worker(), app.scheduler], channel.workers()
+    runners, printers = [app.runner_worker(), app.consent_worker(), app.scheduler], channel.workers()
     async with asyncio.TaskGroup() as tasks:
         for worker in (*runners, *printers):
             tasks.create_task(worker.run())

@@ -67,7 +67,7 @@ def configuration(app: App) -> dict[str, Any]:
 async def _serve(
     app: App, stop: asyncio.Event, review: ReviewServer | None, announce: Callable[[str], None], grace: float
 ) -> None:
-    workers: list[Worker | Scheduler] = [app.runner_worker(), app.scheduler]
+    workers: list[Worker | Scheduler] = [app.runner_worker(), app.consent_worker(), app.scheduler]
     channels = [_telegram(app)] if app.settings.telegram.token is not None else []
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:

@@ -446,6 +446,45 @@ def m014_clips(conn: sqlite3.Connection) -> None:
     )
 
 
+def m015_consent(conn: sqlite3.Connection) -> None:
+    """Questions for consent (``bot.consent``): a call the model asked for in a run that holds someone
+    else's words, waiting for the person's Allow or Deny. ``waiting`` is the run as it stood (its turn
+    so far and the calls left), so the answer resumes it with no coroutine kept in memory; ``outcome``
+    is the call's result once made (``{"calling": true}`` while it is being made), so a run resumed
+    again after a crash never makes it twice. ``sent_messages`` remembers where a channel showed a
+    message it may edit later (the question's buttons, once decided)."""
+    _script(
+        conn,
+        """
+        CREATE TABLE consent_questions (
+            id             TEXT PRIMARY KEY,
+            run_id         TEXT NOT NULL,
+            conversation   TEXT NOT NULL,
+            tool           TEXT NOT NULL,
+            input          TEXT NOT NULL CHECK (json_valid(input)),
+            question       TEXT NOT NULL,
+            state          TEXT NOT NULL DEFAULT 'asked'
+                           CHECK (state IN ('asked', 'allowed', 'denied', 'expired', 'declined')),
+            waiting        TEXT NOT NULL CHECK (json_valid(waiting)),
+            answer_message INTEGER,
+            outcome        TEXT CHECK (outcome IS NULL OR json_valid(outcome)),
+            asked_at       TEXT NOT NULL,
+            expires_at     TEXT NOT NULL,
+            decided_at     TEXT,
+            decided_by     TEXT
+        );
+        CREATE INDEX consent_open ON consent_questions (conversation) WHERE state = 'asked';
+        CREATE INDEX consent_by_run ON consent_questions (run_id);
+        CREATE TABLE sent_messages (
+            key        TEXT PRIMARY KEY,
+            chat       TEXT NOT NULL,
+            message    TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -461,6 +500,7 @@ MIGRATIONS: list[Migration] = [
     m012_dead_letters,
     m013_review_reads,
     m014_clips,
+    m015_consent,
 ]
 
 

@@ -45,7 +45,11 @@ def to_result(result: CallToolResult, secrets: Secrets, *, server: str) -> Conte
         )
     if result.is_error:
         text = "\n".join(b.text for b in result.content if isinstance(b, TextContent)) or "no reason given"
-        raise ToolError(secrets.mask(f"The MCP server {server} reported an error: {text}"), error_type="server_error")
+        raise ToolError(
+            secrets.mask(f"The MCP server {server} reported an error: {text}"),
+            error_type="server_error",
+            untrusted=source(server),
+        )
     content: list[dict[str, Any]] = []
     images: list[dict[str, Any]] = []
     for block in result.content:
@@ -53,7 +57,12 @@ def to_result(result: CallToolResult, secrets: Secrets, *, server: str) -> Conte
         content.append(secrets.mask_all(described))
         if image is not None:
             images.append(image)
-    return ContentResult({"success": True, "content": content}, images)
+    return ContentResult({"success": True, "content": content}, images, untrusted=source(server))
+
+
+def source(server: str) -> str:
+    """How the label of a server's words names them (``bot.consent``)."""
+    return f"MCP server {server}"
 
 
 def _block(block: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:

@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CONNECTION_CLOSED, Implementation, Tool
 
 from bot.backoff import Backoff
-from bot.mcp.content import to_result
+from bot.mcp.content import source, to_result
 from bot.mcp.naming import Listing, offer
 from bot.mcp.secrets import Secrets
 from bot.settings import McpServerSettings
@@ -146,6 +146,7 @@ class ServerLink:
                 raise ToolError(
                     self.secrets.mask(f"The MCP server {self.name} refused the call: {exc.message}"),
                     error_type="server_error",
+                    untrusted=source(self.name),
                 ) from None
             self._failed(self._why(exc))
             raise self._unavailable() from None

@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.consent import Untrusted, label
+from bot.mcp.content import source
 from bot.mcp.link import ServerLink
 from bot.mcp.naming import Offered
 from bot.mcp.secrets import MaskingFilter
@@ -39,7 +41,8 @@ class McpTool:
 
     def __init__(self, link: ServerLink, offered: Offered) -> None:
         self.name = offered.name
-        self.description = offered.description
+        # The server's words, labelled as such; they do not taint a run (they are the configured server's).
+        self.description = label(Untrusted(offered.description, f"{source(link.name)}, describing its tool"))
         self.input_model: type[BaseModel] = type(
             f"{offered.name}_input", (ServerInput,), {"server_schema": offered.schema, "__module__": __name__}
         )

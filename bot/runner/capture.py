@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from bot.clock import unstamp
+from bot.consent import unlabelled
 from bot.runner.model import ModelReply, TextListener
 from vault import daily_entry
 
@@ -134,7 +135,7 @@ def _user_text(messages: list[dict[str, Any]]) -> str:
 
 def _result(content: list[dict[str, Any]], tool_use_id: str) -> dict[str, Any]:
     block = next(b for b in content if b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id)
-    return dict(json.loads(block["content"]))
+    return _read(block)
 
 
 def _clip_error(messages: list[dict[str, Any]]) -> str | None:
@@ -144,7 +145,7 @@ def _clip_error(messages: list[dict[str, Any]]) -> str | None:
         if message["role"] == "user" and not isinstance(content, str):
             for block in content:
                 if block.get("type") == "tool_result" and block.get("tool_use_id") == _CLIP:
-                    result = json.loads(block["content"])
+                    result = _read(block)
                     return None if result.get("success") else str(result.get("error"))
     return None
 
@@ -180,11 +181,16 @@ def _filed(messages: list[dict[str, Any]], tool_use_id: str) -> Filed:
             continue
         for block in content:
             if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_use_id:
-                result = json.loads(block["content"])
+                result = _read(block)
                 if not result.get("success"):
                     return Filed(None, str(result.get("error") or "the note could not be written"))
                 return Filed(result["path"], None, bool(result.get("unchanged")))
     return Filed(None, "the note was not written")
+
+
+def _read(block: dict[str, Any]) -> dict[str, Any]:
+    """A tool's result, from its tool_result block (a clipped page's comes labelled as the page's words)."""
+    return dict(json.loads(unlabelled(block["content"])))
 
 
 def title_from(text: str) -> str:

@@ -24,15 +24,15 @@ class CallGuard:
     def __init__(self, max_calls: int) -> None:
         self.max_calls = max_calls
         self.calls = 0
-        self._recent: deque[str] = deque(maxlen=REPEAT_WINDOW)
+        self.recent: deque[str] = deque(maxlen=REPEAT_WINDOW)
 
     def admit(self, name: str, tool_input: Any) -> str | None:
         """Count one call; return why the run must stop before it, or None to go ahead."""
         if self.calls >= self.max_calls:
             return f"the run reached its limit of {self.max_calls} tool calls"
         key = name + ":" + _canonical(tool_input)
-        self._recent.append(key)
-        if self._recent.count(key) >= REPEAT_LIMIT:
+        self.recent.append(key)
+        if self.recent.count(key) >= REPEAT_LIMIT:
             return f"{name} was called with the same input {REPEAT_LIMIT} times within {REPEAT_WINDOW} calls"
         self.calls += 1
         return None

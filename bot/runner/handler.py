@@ -25,7 +25,9 @@ from typing import Any, NoReturn
 from bot.backoff import describe
 from bot.bus import ACKED, INBOUND, Bus, Button, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
 from bot.clock import Clock, stamped, zone_name
+from bot.consent import Policy, Question
 from bot.db import Database, now_iso
+from bot.runner.asking import Asking, context_of, refusal
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import CaptureModel, Filed, filed
 from bot.runner.commands import CommandRunner, parse_command
@@ -33,15 +35,16 @@ from bot.runner.documents import Documents
 from bot.runner.drafting import ReplyDraft
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
 from bot.runner.history import compact, estimate_json_tokens, estimate_tokens, fit
-from bot.runner.loop import Limits, RunResult, run_turn
+from bot.runner.loop import Limits, Resumed, RunResult, run_turn
 from bot.runner.model import ModelClient, Usage
+from bot.runner.others import with_others
 from bot.runner.photos import Photos, Seen
 from bot.runner.pricing import PriceTable
 from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, DeadLetters, Step, Store, encode_turn, retry_command
 from bot.store import DeadLetter as Letter
 from bot.streaming import DraftWriter, Progress
-from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
+from bot.tools import Dispatcher, ToolContext, ToolOutcome, failure, notice, queue_notice, reply
 from bot.transcribe import VoiceNotes
 
 log = logging.getLogger(__name__)
@@ -162,6 +165,8 @@ class TurnHandler:
         filer: CaptureModel | None = None,
         photos: Photos | None = None,
         profile: Callable[[], Awaitable[str]] | None = None,
+        asking: Asking | None = None,
+        policy: Policy | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
         ``voice`` transcribes the recordings that come with messages; ``documents`` gives the model
@@ -169,7 +174,8 @@ class TurnHandler:
         the model the images that come with them; ``progress`` receives the
         reply's text as it is written, for channels that show it; ``filer`` files dead letters
         (default: capture mode's notes in the inbox); ``profile`` reads what the assistant knows
-        about its person, before every turn the model answers (``bot.memory``)."""
+        about its person, before every turn the model answers (``bot.memory``); ``policy`` says which calls
+        of a run holding someone else's words wait for the person's consent, and ``asking`` asks."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -194,10 +200,17 @@ class TurnHandler:
         self._filer = filer or CaptureModel("Inbox", hint=None, log=False)
         self._dead_letters = DeadLetters(db)
         self._profile = profile
+        self._asking = asking
+        self._policy = policy
 
     async def __call__(self, delivery: Delivery) -> bool:
-        """Run the model (or a slash command) on one inbound message and finish it atomically."""
-        message, parts = await self._with_album(delivery, delivery.parse(InboundMessage))
+        """Run the model (or a slash command) on one inbound message and finish it atomically; an
+        answer to a question for consent settles the question and goes on with the run it stopped."""
+        message = delivery.parse(InboundMessage)
+        if message.answer is not None:
+            await self._answered(delivery, message)
+            return ACKED
+        message, parts = await self._with_album(delivery, message)
         context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
         command = parse_command(message.text)
@@ -214,16 +227,25 @@ class TurnHandler:
         )
         if command is not None:
             await starting
+            await self._decline_questions(message)
             answered = await self._commands.run(command, context)
             result = RunResult("completed", answered.reply, messages=[], tools_called=answered.tools_called)
             if answered.failure:
                 result.status, result.reason = "failed", answered.failure
             await self._finish(delivery, context, result, parts, button=answered.button)
             return ACKED
-        # The run's start and the conversation's history, sent to the database together.
-        _, turns = await self._db.gather(starting, self._store.load_history(message.conversation, self._history_turns))
+        # The run's start, the conversation's history and any question it waits on, sent together.
+        _, turns, waits = await self._db.gather(
+            starting,
+            self._store.load_history(message.conversation, self._history_turns),
+            self._waits_on(message),
+        )
+        if waits:  # the person wrote instead of answering: the question is declined, its turn closed
+            await self._decline_questions(message)
+            turns = await self._store.load_history(message.conversation, self._history_turns)
         # Off the receiving path: the channel stored the recording and moved on; a crash here re-runs.
         text = await self._voice.prepare(message, context) if self._voice else message.text
+        text = with_others(text, message, labelled=mode == "assistant")
         if self._documents is not None and mode == "assistant":
             text = await self._documents.prepare(message, text, context)
         seen = Seen()
@@ -231,6 +253,41 @@ class TurnHandler:
             seen = await self._photos.show(message.images, context)
             text = "\n".join([text, *seen.lines])
         history = fit(turns, self._history_tokens, window=self._history_turns)
+        result = await self._run(
+            delivery,
+            context,
+            model=model,
+            mode=mode,
+            history=history,
+            text=self._as_read(message, text, retried=mode == "assistant"),
+            images=seen.blocks,
+        )
+        log.info(
+            "← %s run=%s %s %.1fms tools=%s",
+            delivery.id,
+            context.run_id,
+            result.status,
+            (time.perf_counter() - started) * 1000,
+            ",".join(result.tools_called) or "-",
+        )
+        return ACKED
+
+    async def _run(
+        self,
+        delivery: Delivery,
+        context: ToolContext,
+        *,
+        model: ModelClient,
+        mode: str,
+        history: list[dict[str, Any]],
+        text: str = "",
+        images: list[dict[str, Any]] | None = None,
+        resumed: Resumed | None = None,
+        parts: list[int] | None = None,
+    ) -> RunResult:
+        """Run the loop for ``context`` (or go on with a ``resumed`` one) and finish the run: its end
+        written and its message acked, or, when it stops to ask the person, suspended."""
+        parts = [] if parts is None else parts
         meter = _Meter(self._prices, self._clock) if mode == "assistant" else None
         draft = self._open_draft(context)
         # Read every turn, so an edit made in Obsidian reaches the next answer.
@@ -243,14 +300,16 @@ class TurnHandler:
                 dispatcher=self._dispatcher,
                 system=self._system,
                 history=history,
-                text=self._as_read(message, text, retried=mode == "assistant"),
+                text=text,
                 context=context,
                 recorder=recorder,
                 limits=self._limits,
                 zone=zone_name(self._clock.tz),
                 listener=ReplyDraft(draft, context) if draft else None,
-                images=seen.blocks,
+                images=images or (),
                 profile=profile,
+                policy=self._policy,
+                resumed=resumed,
             )
             ended = True
         except ModelUnavailable as exc:
@@ -265,18 +324,82 @@ class TurnHandler:
             # trail all the same; a turn that ended keeps its last round with the rest of its end.
             if not ended:
                 await recorder.flush()
+        if result.waiting is not None and result.question is not None and self._asking is not None:
+            writes = self._asking.suspending(context, result.waiting, result.question)
+            async with self._db.transaction() as tx:
+                await tx.gather(recorder.flush(), *writes, *[self._bus.ack(i) for i in [*parts, delivery.id]])
+            return result
         if mode == "capture" and (error := filed(result.messages).error) is not None:
             result.status, result.reason = "failed", f"the message could not be filed: {error}"
         await self._finish(delivery, context, result, parts, trail=recorder)
-        log.info(
-            "← %s run=%s %s %.1fms tools=%s",
-            delivery.id,
-            context.run_id,
-            result.status,
-            (time.perf_counter() - started) * 1000,
-            ",".join(result.tools_called) or "-",
+        return result
+
+    def _waits_on(self, message: InboundMessage) -> Awaitable[list[Question]]:
+        """The questions for consent the conversation waits on (none to decline for a reminder's message)."""
+        if self._asking is None or "reminder" in message.meta:
+            return _nothing()
+        return self._asking.questions.open_in(message.conversation)
+
+    async def _decline_questions(self, message: InboundMessage) -> None:
+        if self._asking is not None and "reminder" not in message.meta:
+            await self._asking.decline_open(message.conversation)
+
+    async def _answered(self, delivery: Delivery, message: InboundMessage) -> None:
+        """Settle a question for consent with the person's answer (or its timeout), and go on with the
+        run it stopped when the person answered. Redelivered after a crash, the same answer goes on
+        again, and the allowed call is not made twice (``bot.consent.Questions.start_call``)."""
+        if self._asking is None:
+            return
+        question = await self._asking.decide(delivery, message)
+        if question is None or question.state not in ("allowed", "denied"):
+            return
+        context = context_of(question)
+        if question.state == "allowed":
+            outcome = await self._allowed_call(question, context)
+        else:
+            outcome = ToolOutcome(refusal("denied"), is_error=True)
+        made = question.state == "allowed"
+        _, turns = await self._db.gather(
+            self._store.mark_run(context.run_id, "running"),
+            self._store.load_history(question.conversation, self._history_turns),
         )
-        return ACKED
+        history = fit(turns, self._history_tokens, window=self._history_turns)
+        resumed = Resumed(question.waiting, outcome, made=made)
+        await self._run(delivery, context, model=self._model, mode=self._mode, history=history, resumed=resumed)
+
+    async def _allowed_call(self, question: Question, context: ToolContext) -> ToolOutcome:
+        """Make the call the person allowed, once: a run resumed again reuses its result, and one cut off
+        while making it is told so instead of making it again."""
+        assert self._asking is not None
+        questions = self._asking.questions
+        call = question.asked_call
+        known = await questions.start_call(question.id)
+        if known is not None and known.get("calling"):
+            return ToolOutcome(
+                failure(
+                    "Interrupted: vaultbot stopped while this call was being made, so it may or may not have "
+                    "happened. It is not made again; tell the person.",
+                    "interrupted",
+                ),
+                is_error=True,
+            )
+        if known is not None:
+            return ToolOutcome(known["result"], known["is_error"], untrusted=known.get("untrusted"))
+        started = time.perf_counter()
+        outcome = await self._dispatcher.call(call["name"], call.get("input"), context)
+        await questions.record_outcome(
+            question.id, {"result": outcome.result, "is_error": outcome.is_error, "untrusted": outcome.untrusted}
+        )
+        await self._store.add_step(
+            context.run_id,
+            kind="tool",
+            name=call["name"],
+            input=call.get("input"),
+            output=outcome.result,
+            is_error=outcome.is_error,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        return outcome
 
     async def _with_album(self, delivery: Delivery, message: InboundMessage) -> tuple[InboundMessage, list[int]]:
         """``message`` with the other parts of its album that are waiting behind it (their text and
@@ -488,6 +611,10 @@ class TurnHandler:
             {"role": "assistant", "content": [{"type": "text", "text": f"(Not answered: {told}.)"}]},
         ]
         await self._store.append_turn(message.conversation, message.id, unanswered, tokens=estimate_tokens(unanswered))
+
+
+async def _nothing() -> list[Question]:
+    return []
 
 
 class ModelDeadLetter(DeadLetter):

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bot.consent import LABELS_NOTE, Policy, Untrusted, Waiting, label, question_for, taint_of
 from bot.images import without_pixels
 from bot.runner.caching import with_breakpoints
 from bot.runner.closing import closed, ending_note
 from bot.runner.guards import CallGuard, truncate_middle
 from bot.runner.model import ModelClient, ModelReply, TextListener, Usage
 from bot.runner.watch import RunWatch, Verdict
-from bot.tools import TELLING, Dispatcher, ToolContext, ToolOutcome, failure
+from bot.tools import TELLING, Checked, Dispatcher, ToolContext, ToolOutcome, failure
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +58,15 @@ class StepRecorder(Protocol):
 class RunResult:
     """How a run ended. ``messages`` is the turn to append to the conversation's history, closed."""
 
-    status: str  # "completed", "stopped" (by a guard) or "escalated" (tools kept failing)
+    status: str  # "completed", "stopped" (by a guard), "escalated" (tools kept failing) or "waiting"
     final_text: str
     messages: list[dict[str, Any]]
     tools_called: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     reason: str | None = None
+    # Status "waiting": the run stopped before a call the person must allow (``question``), as it stood.
+    waiting: Waiting | None = None
+    question: str | None = None
 
     @property
     def success(self) -> bool:
@@ -71,15 +75,16 @@ class RunResult:
 
 
 def system_prompt(system: str, zone: str | None, profile: str | None = None) -> list[dict[str, Any]]:
-    """The system blocks: the configured prompt, how the user's time reaches the model, then the
-    profile (what the assistant knows about its person, ``bot.memory``).
+    """The system blocks: the configured prompt, what the labels on someone else's words mean
+    (``bot.consent``), how the user's time reaches the model, then the profile (what the assistant
+    knows about its person, ``bot.memory``).
 
     Nothing here changes with the time, so the cached prefix (tools, prompt, conversation) holds
     for as long as the cache does. The time itself comes with each user message (``bot.clock.stamped``):
     the newest one says what time it is now, to the minute. The profile changes only when its note
     does, and comes last, so the breakpoint after it caches it with the rest.
     """
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": system}]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": system}, {"type": "text", "text": LABELS_NOTE}]
     if zone is not None:
         blocks.append({"type": "text", "text": time_note(zone)})
     if profile is not None:
@@ -106,6 +111,16 @@ class Limits:
     max_tool_calls: int = 20
 
 
+@dataclass(frozen=True)
+class Resumed:
+    """A run taken up again once the person decided (``bot.consent``): how it stood, and the asked
+    call's outcome (its result if allowed and made, the person's refusal otherwise)."""
+
+    waiting: Waiting
+    outcome: ToolOutcome
+    made: bool  # the call was made (allowed), not refused
+
+
 async def run_turn(
     *,
     model: ModelClient,
@@ -120,6 +135,8 @@ async def run_turn(
     listener: TextListener | None = None,
     images: Sequence[dict[str, Any]] = (),
     profile: str | None = None,
+    policy: Policy | None = None,
+    resumed: Resumed | None = None,
 ) -> RunResult:
     """Answer one user message: call the model, run the tools it asks for, until it ends its turn.
 
@@ -127,63 +144,140 @@ async def run_turn(
     ``images`` (content blocks) go before ``text`` in the user's message; ``profile`` is the system
     prompt's part about the person (``bot.memory``).
 
+    With ``policy``, a call that needs the person's consent (``bot.consent.question_for``) is not made:
+    the run ends ``waiting``, with the question and the run as it stood, and ``resumed`` later goes on
+    from there with the call's outcome (``text`` and ``images`` are then unused).
+
     Model errors (``ModelUnavailable``, ``ModelRejected``) propagate to the caller, which owns
     retries; tool failures never do. However the run ends, ``messages`` is a closed turn
     (``bot.runner.closing``).
     """
     system_blocks = system_prompt(system, zone, profile)
     tools = dispatcher.definitions()
-    content: str | list[dict[str, Any]] = [*images, {"type": "text", "text": text}] if images else text
-    turn: list[dict[str, Any]] = [{"role": "user", "content": content}]
-    result = RunResult(status="completed", final_text="", messages=turn)
     guard = CallGuard(limits.max_tool_calls)
     watch = RunWatch(limits.max_tool_calls)
+    if resumed is None:
+        content: str | list[dict[str, Any]] = [*images, {"type": "text", "text": text}] if images else text
+        turn: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        result = RunResult(status="completed", final_text="", messages=turn)
+        round_ = _Round(done=True)
+    else:
+        waiting = resumed.waiting
+        turn = waiting.turn
+        result = RunResult("completed", "", turn, list(waiting.tools_called), Usage(**waiting.usage))
+        guard.calls, recent = waiting.guard
+        guard.recent.extend(recent)
+        asked, *rest = waiting.calls
+        round_ = _Round(rest, list(waiting.results), list(waiting.hints), waiting.failed)
+        round_.add(asked, resumed.outcome)
+        if resumed.made:
+            result.tools_called.append(asked["name"])
+    taint = taint_of(history).seeing(turn)
+    context.addresses = taint.addresses
     previous_end = len(history) - 1  # where the prompt cached by the previous call ends
     while True:
-        messages = [*history, *turn]
-        reply = await _call_model(model, system_blocks, messages, previous_end, tools, recorder, listener)
-        previous_end = len(messages) - 1
-        result.usage.add(reply.usage)
-        turn.append({"role": "assistant", "content": reply.content})
-        if reply.stop_reason != "tool_use" or not reply.tool_uses:
-            result.final_text = reply.text
-            cut = "the reply reached the output token limit" if reply.stop_reason == "max_tokens" else None
-            result.messages = closed(turn, ending_note(cut) if cut else "(Done.)")
-            return result  # the last round's steps are the caller's to write, with the run's end
-        results: list[dict[str, Any]] = []
-        hints: list[str] = []
-        failed: str | None = None  # the first call of this response that failed
-        for call in reply.tool_uses:
+        if round_.done:
+            messages = [*history, *turn]
+            reply = await _call_model(model, system_blocks, messages, previous_end, tools, recorder, listener)
+            previous_end = len(messages) - 1
+            result.usage.add(reply.usage)
+            turn.append({"role": "assistant", "content": reply.content})
+            if reply.stop_reason != "tool_use" or not reply.tool_uses:
+                result.final_text = reply.text
+                cut = "the reply reached the output token limit" if reply.stop_reason == "max_tokens" else None
+                result.messages = closed(turn, ending_note(cut) if cut else "(Done.)")
+                return result  # the last round's steps are the caller's to write, with the run's end
+            round_ = _Round(list(reply.tool_uses))
+        while round_.calls:
+            call = round_.calls.pop(0)
             stop = result.reason or guard.admit(call["name"], call.get("input"))
             if stop:
                 if result.status == "completed":
                     result.status, result.reason = "stopped", stop
-                outcome = failure(f"Not run: {stop}.", "guard_stopped")
-                results.append(_tool_result(call["id"], outcome, is_error=True))
+                round_.results.append(tool_result(call["id"], failure(f"Not run: {stop}.", "guard_stopped"), True))
                 continue
-            if failed is not None and call["name"] in TELLING:
+            if round_.failed is not None and call["name"] in TELLING:
                 # Never "saved" in the log or to the user after a save that failed: the model reads the
                 # failure first, and tells what happened in its next response.
-                held = await _hold(call, failed, recorder)
-                results.append(_tool_result(call["id"], held, is_error=True))
+                held = await _hold(call, round_.failed, recorder)
+                round_.results.append(tool_result(call["id"], held, is_error=True))
                 continue
+            checked = dispatcher.check(call["name"], call.get("input"))
+            question = None
+            if policy is not None and isinstance(checked, Checked):
+                question = question_for(call["name"], checked.input.model_dump(), taint, policy)
+            if question is not None:
+                result.status, result.question = "waiting", question
+                result.waiting = round_.waiting(call, turn, result, guard, context)
+                return result
             result.tools_called.append(call["name"])
-            outcome = await _call_tool(dispatcher, call, context, recorder)
-            if outcome.is_error and failed is None:
-                failed = call["name"]
-            results.append(_tool_result(call["id"], outcome.result, is_error=outcome.is_error, blocks=outcome.blocks))
+            outcome = await _call_tool(dispatcher, checked, call, context, recorder)
+            block = round_.add(call, outcome)
+            taint = taint.seeing([{"role": "user", "content": [block]}])
             verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
-            hints += verdict.hints
+            round_.hints += verdict.hints
             await _report(verdict, recorder)
             if verdict.end_run:
                 result.status, result.reason = "escalated", verdict.end_run
         await recorder.flush()
         # Hints follow the tool results in the same message, where the model reads them next.
-        turn.append({"role": "user", "content": results + [{"type": "text", "text": h} for h in hints]})
+        turn.append({"role": "user", "content": round_.message()})
+        round_.done = True
         if result.reason:
             log.warning("! run %s %s: %s", context.run_id, result.status, result.reason)
             result.messages = closed(turn, ending_note(result.reason))
             return result
+
+
+@dataclass
+class _Round:
+    """The tool calls of one model response: those left to make, the results so far, the hints for the
+    model, and the first call that failed."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+    failed: str | None = None
+    done: bool = False  # its results are in the turn: the model is called next
+
+    def add(self, call: dict[str, Any], outcome: ToolOutcome) -> dict[str, Any]:
+        """Keep a call's outcome as the tool_result the model reads; returns that block."""
+        if outcome.is_error and self.failed is None:
+            self.failed = call["name"]
+        block = tool_result(
+            call["id"], outcome.result, is_error=outcome.is_error, blocks=outcome.blocks, untrusted=outcome.untrusted
+        )
+        self.results.append(block)
+        return block
+
+    def message(self) -> list[dict[str, Any]]:
+        return self.results + [{"type": "text", "text": hint} for hint in self.hints]
+
+    def waiting(
+        self,
+        asked: dict[str, Any],
+        turn: list[dict[str, Any]],
+        result: RunResult,
+        guard: CallGuard,
+        context: ToolContext,
+    ) -> Waiting:
+        """The run as it stands before ``asked``, to be taken up again once the person decides."""
+        return Waiting(
+            turn=[{**m, "content": without_pixels(m["content"])} for m in turn],
+            results=self.results,
+            calls=[asked, *self.calls],
+            hints=self.hints,
+            failed=self.failed,
+            usage=result.usage.as_dict(),
+            tools_called=result.tools_called,
+            guard=(guard.calls, list(guard.recent)),
+            channel=context.channel,
+            recipient=context.recipient,
+            inbound_id=context.inbound_id,
+            sent=context.sent,
+            scheduled=context.scheduled,
+            read=sorted(context.read),
+        )
 
 
 async def _report(verdict: Verdict, recorder: StepRecorder) -> None:
@@ -225,10 +319,14 @@ async def _call_model(
 
 
 async def _call_tool(
-    dispatcher: Dispatcher, call: dict[str, Any], context: ToolContext, recorder: StepRecorder
+    dispatcher: Dispatcher,
+    checked: Checked | ToolOutcome,
+    call: dict[str, Any],
+    context: ToolContext,
+    recorder: StepRecorder,
 ) -> ToolOutcome:
     started = time.perf_counter()
-    outcome = await dispatcher.call(call["name"], call.get("input"), context)
+    outcome = checked if isinstance(checked, ToolOutcome) else await dispatcher.run(checked, context)
     duration_ms = (time.perf_counter() - started) * 1000
     await recorder.step(
         kind="tool",
@@ -256,10 +354,19 @@ async def _hold(call: dict[str, Any], failed: str, recorder: StepRecorder) -> di
     return held
 
 
-def _tool_result(
-    tool_use_id: str, result: dict[str, Any], *, is_error: bool, blocks: tuple[dict[str, Any], ...] = ()
+def tool_result(
+    tool_use_id: str,
+    result: dict[str, Any],
+    is_error: bool,
+    *,
+    blocks: tuple[dict[str, Any], ...] = (),
+    untrusted: str | None = None,
 ) -> dict[str, Any]:
+    """The tool_result block the model reads for a call's ``result``: long results cut in the middle,
+    someone else's words (``untrusted``: where they came from) inside their label."""
     text = truncate_middle(_encode(result))
+    if untrusted is not None:
+        text = label(Untrusted(text, untrusted))
     content: str | list[dict[str, Any]] = [{"type": "text", "text": text}, *blocks] if blocks else text
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:

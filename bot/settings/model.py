@@ -201,6 +201,21 @@ class RemindersSettings(BaseModel):
     """Scheduled messages (``schedule_message``)."""
 
     max_pending: int = Field(50, ge=1, le=10_000, description="Pending reminders one conversation may have.")
+    model_runs_per_day: int = Field(
+        24,
+        ge=1,
+        le=1440,
+        description="Scheduled tasks (run_model) one conversation may run per day; past it they are skipped "
+        "until midnight, and the person is told once.",
+    )
+
+
+class ConsentSettings(BaseModel):
+    """Questions for consent: what someone else's words cannot make the assistant do without a tap."""
+
+    timeout: float = Field(
+        3600, gt=0, le=30 * 86400, description="Seconds a question waits for Allow or Deny before it is declined."
+    )
 
 
 class BudgetSettings(BaseModel):
@@ -281,6 +296,9 @@ class McpServerSettings(BaseModel):
     start_timeout: float = Field(
         30.0, gt=0, le=3600, description="Seconds for the server to start and list its tools (npx may download)."
     )
+    trusted: bool = Field(
+        False, description="Called without a consent question even when the run holds someone else's words."
+    )
 
     @field_validator("url")
     @classmethod
@@ -335,6 +353,7 @@ class Settings(BaseSettings):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     reminders: RemindersSettings = Field(default_factory=RemindersSettings)
+    consent: ConsentSettings = Field(default_factory=ConsentSettings)
     transcribe: TranscribeSettings = Field(default_factory=TranscribeSettings)
     clip: ClipSettings = Field(default_factory=ClipSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)

@@ -211,6 +211,10 @@ class Store:
         costs = [self._db.execute(*_usage.usage_statement(run_id, s.call)) for s in steps if s.call is not None]
         await self._db.gather(insert, *costs)
 
+    async def mark_run(self, run_id: str, status: str, reason: str | None = None) -> None:
+        """Set a run's status while it has not ended: ``waiting`` for the person, ``running`` again."""
+        await self._db.execute("UPDATE runs SET status = ?, reason = ? WHERE id = ?", (status, reason, run_id))
+
     async def finish_run(
         self,
         run_id: str,

@@ -12,7 +12,7 @@ from bot.store import Store
 from bot.tools.base import ContentResult, Tool
 from bot.tools.clip_tool import ClipLink
 from bot.tools.context import ToolContext
-from bot.tools.dispatcher import Dispatcher, ToolOutcome, ToolSource
+from bot.tools.dispatcher import Checked, Dispatcher, ToolOutcome, ToolSource
 from bot.tools.errors import ToolError, failure
 from bot.tools.messaging import TELLING, LogInteraction, SendMessage, notice, queue_notice, queue_reply, reply
 from bot.tools.scheduling import CancelScheduled, ListScheduled, ScheduleMessage
@@ -20,6 +20,7 @@ from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
 __all__ = [
     "TELLING",
+    "Checked",
     "ContentResult",
     "Dispatcher",
     "Tool",
@@ -44,15 +45,17 @@ def build_dispatcher(
     on_scheduled: Callable[[], None] = lambda: None,
     clipper: Clipper | None = None,
     more: ToolSource | None = None,
+    foreign: dict[str, str] | None = None,
 ) -> Dispatcher:
     """The built-in tools (notes, the interaction log, replies), wired to one vault, bus and store; the
     scheduling tools when ``reminders`` is given (``on_scheduled`` wakes the scheduler), ``clip_link``
-    when ``clipper`` is; ``more`` adds the MCP servers' tools."""
+    when ``clipper`` is; ``more`` adds the MCP servers' tools. ``foreign`` names the folders whose notes hold
+    someone else's words (folder → what they are, e.g. the clip folder → "clipped page")."""
     tools: list[Tool] = [
         VaultWrite(notes),
-        VaultRead(notes),
-        VaultList(notes),
-        VaultSearch(notes),
+        VaultRead(notes, foreign),
+        VaultList(notes, foreign),
+        VaultSearch(notes, foreign),
         LogInteraction(store),
         SendMessage(bus),
     ]

@@ -13,10 +13,13 @@ from bot.tools.context import ToolContext
 @dataclass(frozen=True)
 class ContentResult:
     """A success result with content blocks the model sees beside it (images): ``result`` is what
-    the audit trail keeps, ``blocks`` go only to the model."""
+    the audit trail keeps, ``blocks`` go only to the model. ``untrusted`` names where the result's words
+    came from when someone other than the person wrote them ("web page", "MCP server files"): the model
+    then reads them labelled as such (``bot.consent``)."""
 
     result: dict[str, Any]
     blocks: list[dict[str, Any]] = field(default_factory=list)
+    untrusted: str | None = None
 
 
 class Tool(Protocol):

@@ -12,6 +12,9 @@ class ToolContext:
     ``recipient`` is injected here from the inbound message; the model cannot choose it.
     ``sent`` counts replies queued in this run, which also numbers them: an outbound message is
     keyed by (inbound message, sequence), so a re-run after a crash does not send it twice.
+    ``read`` holds the notes the run has read (``replace`` needs one), ``addresses`` the addresses the
+    person sent in the conversation (normalised, ``bot.consent.same_address``): only their link
+    previews may show.
     """
 
     conversation: str
@@ -21,6 +24,8 @@ class ToolContext:
     inbound_id: str
     sent: int = field(default=0)
     scheduled: int = field(default=0)
+    read: set[str] = field(default_factory=set)
+    addresses: frozenset[str] = field(default_factory=frozenset)
 
     def next_sequence(self) -> int:
         """Number the next reply of this run (1, 2, …)."""

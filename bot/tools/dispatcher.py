@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bot.tools.base import ContentResult, Tool
 from bot.tools.context import ToolContext
@@ -24,11 +24,21 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ToolOutcome:
     """What one tool call produced: ``result`` for the audit trail and the model, and ``blocks``
-    (images) for the model only."""
+    (images) for the model only; ``untrusted`` names where the result's words came from when the person
+    did not write them (``ContentResult.untrusted``)."""
 
     result: dict[str, Any]
     is_error: bool
     blocks: tuple[dict[str, Any], ...] = ()
+    untrusted: str | None = None
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A call whose tool exists and whose input is valid, ready to run (:meth:`Dispatcher.run`)."""
+
+    tool: Tool
+    input: BaseModel
 
 
 class ToolSource(Protocol):
@@ -69,22 +79,33 @@ class Dispatcher:
 
     async def call(self, name: str, raw_input: Any, context: ToolContext) -> ToolOutcome:
         """Run one tool call; never raises except on cancellation."""
+        checked = self.check(name, raw_input)
+        if isinstance(checked, ToolOutcome):
+            return checked
+        return await self.run(checked, context)
+
+    def check(self, name: str, raw_input: Any) -> Checked | ToolOutcome:
+        """The call ready to run, or the failure of an unknown tool or invalid input."""
         tools = self._all()
         tool = tools.get(name)
         if tool is None:
             known = ", ".join(tools)
             return _failed(f"There is no tool named {name!r}. The tools are: {known}.", "unknown_tool")
         try:
-            parsed = tool.input_model.model_validate(raw_input if raw_input is not None else {})
+            return Checked(tool, tool.input_model.model_validate(raw_input if raw_input is not None else {}))
         except ValidationError as exc:
             return _failed(f"Invalid input for {name}: {_explain(exc)}", "invalid_input")
+
+    async def run(self, checked: Checked, context: ToolContext) -> ToolOutcome:
+        """Run a checked call; never raises except on cancellation."""
+        name = checked.tool.name
         try:
-            done = await tool.run(parsed, context)
+            done = await checked.tool.run(checked.input, context)
             if isinstance(done, ContentResult):
-                return ToolOutcome(done.result, is_error=False, blocks=tuple(done.blocks))
+                return ToolOutcome(done.result, is_error=False, blocks=tuple(done.blocks), untrusted=done.untrusted)
             return ToolOutcome(done, is_error=False)
         except ToolError as exc:
-            return ToolOutcome(exc.result(), is_error=True)
+            return ToolOutcome(exc.result(), is_error=True, untrusted=exc.untrusted)
         except Exception as exc:  # a bug in a tool must not end the run
             log.exception("! tool %s crashed run=%s", name, context.run_id)
             return _failed(

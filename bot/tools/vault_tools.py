@@ -31,6 +31,7 @@ _ERROR_TYPES: dict[type[vault.VaultError], str] = {
     vault.NoteExists: "already_exists",
     vault.NoteChanged: "changed_on_disk",
     vault.InvalidNote: "invalid_input",
+    vault.NotRead: "not_read",
 }
 
 log = logging.getLogger(__name__)
@@ -51,10 +52,25 @@ async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 class _VaultTool:
-    """A tool over one vault."""
+    """A tool over one vault. ``foreign`` names the folders whose notes hold someone else's words (the clip
+    folder, the attachments): what the tool returns from them reaches the model labelled as such."""
 
-    def __init__(self, notes: vault.Vault) -> None:
+    def __init__(self, notes: vault.Vault, foreign: dict[str, str] | None = None) -> None:
         self._vault = notes
+        self._foreign = {f"{folder.strip('/').casefold()}/": source for folder, source in (foreign or {}).items()}
+
+    def _source(self, paths: list[str]) -> str | None:
+        """Where the words at ``paths`` came from, when any of them is in a foreign folder."""
+        for path in paths:
+            folded = path.casefold()
+            for folder, source in self._foreign.items():
+                if folded.startswith(folder):
+                    return source
+        return None
+
+    def _result(self, result: dict[str, Any], paths: list[str]) -> dict[str, Any] | ContentResult:
+        source = self._source(paths)
+        return result if source is None else ContentResult(result, untrusted=source)
 
 
 class VaultWrite(_VaultTool):
@@ -72,13 +88,13 @@ class VaultWrite(_VaultTool):
 
     async def run(self, input: VaultWriteInput, context: ToolContext) -> dict[str, Any]:
         """Write the note and say where it went."""
-        written, related = await _in_thread(self._write, input, context.channel)
+        written, related = await _in_thread(self._write, input, context)
         result: dict[str, Any] = {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
         if written.created:
             result["related"] = [dataclasses.asdict(note) for note in related]
         return result
 
-    def _write(self, input: VaultWriteInput, source: str) -> tuple[vault.WriteResult, list[vault.Related]]:
+    def _write(self, input: VaultWriteInput, context: ToolContext) -> tuple[vault.WriteResult, list[vault.Related]]:
         # The write and the related notes of a created note in one trip to a worker thread, not two.
         # A note holds the user's words: a message copied in whole loses the time stamp vaultbot put on it.
         written = self._vault.write(
@@ -88,7 +104,8 @@ class VaultWrite(_VaultTool):
             tags=input.tags,
             confidence=input.confidence,
             mode=input.mode,
-            source=source,
+            source=context.channel,
+            read=context.read,
         )
         related: list[vault.Related] = []
         if written.created:
@@ -114,13 +131,15 @@ class VaultRead(_VaultTool):
         if is_image_path(input.path):
             return await self._image(input.path)
         note = await _in_thread(self._vault.read, input.path)
-        return {
+        context.read.add(note.path)
+        result = {
             "success": True,
             "path": note.path,
             "title": note.title,
             "content": note.content,
             "frontmatter": _jsonable(note.frontmatter),
         }
+        return self._result(result, [note.path])
 
     async def _image(self, path: str) -> ContentResult:
         location = await _in_thread(self._vault.resolve, path)
@@ -150,14 +169,15 @@ class VaultList(_VaultTool):
     description = 'List the notes (newest first) and subfolders of a vault folder; "" is the root.'
     input_model = VaultListInput
 
-    async def run(self, input: VaultListInput, context: ToolContext) -> dict[str, Any]:
+    async def run(self, input: VaultListInput, context: ToolContext) -> dict[str, Any] | ContentResult:
         """Return the folder's notes and subfolders."""
         listing = await _in_thread(self._vault.list, input.folder, input.limit)
-        return {
+        result = {
             "success": True,
             "notes": [dataclasses.asdict(n) for n in listing.notes],
             "folders": listing.folders,
         }
+        return self._result(result, [n.path for n in listing.notes])
 
 
 class VaultSearch(_VaultTool):
@@ -171,10 +191,10 @@ class VaultSearch(_VaultTool):
     )
     input_model = VaultSearchInput
 
-    async def run(self, input: VaultSearchInput, context: ToolContext) -> dict[str, Any]:
+    async def run(self, input: VaultSearchInput, context: ToolContext) -> dict[str, Any] | ContentResult:
         """Return ranked matches."""
         hits = await _in_thread(self._vault.search, input.query, input.limit, tags=input.tags, folder=input.folder)
-        return {"success": True, "results": [dataclasses.asdict(h) for h in hits]}
+        return self._result({"success": True, "results": [dataclasses.asdict(h) for h in hits]}, [h.path for h in hits])
 
 
 def _jsonable(value: Any) -> Any:

@@ -24,8 +24,15 @@ START = 60.0
 
 
 def stdio(mode: str = "serve", **config: Any) -> dict[str, Any]:
-    """The settings of a stdio test server."""
-    return {"command": sys.executable, "args": [str(STDIO_SERVER), mode], "start_timeout": START, **config}
+    """The settings of a stdio test server. Trusted unless told otherwise: these tests are of MCP's own
+    workings, where a run reads a server's result and calls again; tests/consent asks about the others."""
+    return {
+        "command": sys.executable,
+        "args": [str(STDIO_SERVER), mode],
+        "start_timeout": START,
+        "trusted": True,
+        **config,
+    }
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bot.app import App
+from bot.consent import unlabelled
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.mcp_http_server import HttpMcpServer
@@ -23,9 +24,10 @@ Build = Callable[..., Awaitable[App]]
 
 
 def result_json(block: dict[str, Any]) -> dict[str, Any]:
+    """The result the model read (a server's words come in their label)."""
     content = block["content"]
     text = content if isinstance(content, str) else content[0]["text"]
-    return json.loads(text)
+    return json.loads(unlabelled(text))
 
 
 async def tool_steps(app: App) -> list[dict[str, Any]]:
@@ -49,13 +51,16 @@ async def test_the_model_is_offered_the_allowed_tools_and_gets_their_text(
     # Only the allowlisted tools, and a name the API would refuse is fixed up.
     assert mcp == ["mcp__files__echo", "mcp__files__odd_name_with_spaces", "mcp__files__picture"]
     echo = offered["mcp__files__echo"]
-    assert echo["description"] == "Echo the text back."
+    # The server's own words, labelled as the server's (they do not taint a run: see tests/consent).
+    assert echo["description"].startswith('<untrusted source="MCP server files, describing its tool"')
+    assert unlabelled(echo["description"]) == "Echo the text back."
     assert echo["input_schema"]["type"] == "object"
     assert echo["input_schema"]["properties"]["text"]["type"] == "string"
     assert echo["input_schema"]["required"] == ["text"]
 
     [result] = tool_results(fake_anthropic.requests[1].body)
     assert "is_error" not in result
+    assert result["content"].startswith('<untrusted source="MCP server files" id="')  # the server's words
     assert result_json(result) == {"success": True, "content": [{"type": "text", "text": "hello from the server"}]}
     [step] = await tool_steps(app)
     assert (step["name"], step["input"], step["is_error"]) == (
@@ -77,7 +82,7 @@ async def test_an_image_reaches_the_model_as_an_image_block_and_never_the_trail_
     [result] = tool_results(fake_anthropic.requests[1].body)
     text, image = result["content"]
     assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
-    described = json.loads(text["text"])["content"]
+    described = result_json({"content": text["text"]})["content"]
     assert described[0] == {"type": "text", "text": "a red dot"}
     assert described[1]["type"] == "image" and "data" not in described[1]
     assert described[2] == {"type": "resource", "uri": "file:///notes/dot.txt", "text": "dot notes"}
@@ -118,7 +123,7 @@ async def test_secrets_echoed_by_a_server_are_masked_before_the_model_trail_and_
     app = await with_servers(
         {
             "files": stdio(env={"SECRET": SECRET}),
-            "web": {"url": http_server.url, "headers": {"Authorization": f"Bearer {TOKEN}"}},
+            "web": {"url": http_server.url, "headers": {"Authorization": f"Bearer {TOKEN}"}, "trusted": True},
         }
     )
     fake_anthropic.enqueue(

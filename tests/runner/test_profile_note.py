@@ -35,7 +35,7 @@ async def open_app(make_app: AppFactory, fake: FakeAnthropic, **overrides: Any) 
 
 def profile_block(body: dict[str, Any]) -> dict[str, Any]:
     """The system block that carries the profile note."""
-    return next(block for block in body["system"] if "<profile>" in block["text"] or "profile note" in block["text"])
+    return next(block for block in body["system"] if "What you know about the person you assist" in block["text"])
 
 
 async def test_the_profile_is_in_the_cached_system_block_and_costs_cache_reads_on_the_next_turn(

@@ -62,6 +62,8 @@ class Incoming:
     edited: bool = False
     forwarded_from: str | None = None
     quoted: str | None = None
+    # Who wrote the quoted message, when it was someone else (not the person, not the bot): a name.
+    quoted_from: str | None = None
     addressed_to_bot: bool = False
     media_group_id: str | None = None  # the album the message is part of
 
@@ -96,6 +98,7 @@ def read_update(update: Update, *, bot_username: str, bot_id: int) -> Incoming |
         edited=update.edited_message is not None,
         forwarded_from=_origin(message),
         quoted=_quoted(message),
+        quoted_from=_quoted_from(message, bot_id),
         addressed_to_bot=f"@{bot_username}".lower() in text.lower() or _replies_to(message, bot_id),
         media_group_id=message.media_group_id,
     )
@@ -174,6 +177,21 @@ def _quoted(message: Message) -> str | None:
     if replied is None:
         return None
     return replied.text or replied.caption or None
+
+
+def _quoted_from(message: Message, bot_id: int) -> str | None:
+    """The name of whoever wrote the message replied to, when that is neither the sender nor the bot."""
+    replied = message.reply_to_message
+    if replied is None:
+        return None
+    author = replied.from_user
+    if author is not None and message.from_user is not None and author.id in (message.from_user.id, bot_id):
+        return None
+    if author is not None:
+        return author.full_name or author.username or "someone"
+    if replied.sender_chat is not None:
+        return replied.sender_chat.title or "a chat"
+    return "someone"
 
 
 def location_text(lat: float, lon: float) -> str:

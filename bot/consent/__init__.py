@@ -1,0 +1,36 @@
+"""Consent: what is untrusted (:mod:`bot.consent.untrusted`), the one rule that says ask or run
+(:mod:`bot.consent.rule`), and the questions waiting for the person's answer (:mod:`bot.consent.questions`)."""
+
+from bot.consent.questions import CALLING, Question, Questions, Waiting
+from bot.consent.rule import Policy, question_for
+from bot.consent.untrusted import (
+    LABELS_NOTE,
+    Taint,
+    Untrusted,
+    label,
+    neutralise,
+    person_addresses,
+    profile_block,
+    same_address,
+    taint_of,
+    unlabelled,
+)
+
+__all__ = [
+    "CALLING",
+    "LABELS_NOTE",
+    "Policy",
+    "Question",
+    "Questions",
+    "Taint",
+    "Untrusted",
+    "Waiting",
+    "label",
+    "neutralise",
+    "person_addresses",
+    "profile_block",
+    "question_for",
+    "same_address",
+    "taint_of",
+    "unlabelled",
+]

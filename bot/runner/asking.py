@@ -1,0 +1,227 @@
+"""Asking the person before a risky call, and what their answer (or its absence) does to the run.
+
+A run that stops to ask (``RunResult.status == "waiting"``) is suspended in one transaction: its
+round so far, the question (``bot.consent.Questions``), the question in the outbox, a timeout on the
+bus, the run marked ``waiting`` and its message acked. No worker waits: the answer is a new message
+on the bus, handled like any other.
+
+- ``Allow`` or ``Deny`` goes on with the run (:class:`~bot.runner.handler.TurnHandler` resumes it,
+  calling the model with the call's result or the refusal);
+- the timeout, or a new message from the person, declines it without a model call: the run's turn is
+  closed with the refusal in it, so the model reads it with the next message.
+
+Whichever comes first decides; the others are told it was decided.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from bot.bus import (
+    CONSENT,
+    Answer,
+    Bus,
+    Decision,
+    Delivery,
+    InboundMessage,
+    OutboundMessage,
+    Publication,
+    Sender,
+    outbound_topic,
+)
+from bot.consent import Question, Questions, Waiting
+from bot.db import Database
+from bot.runner.closing import NOT_RUN, closed, ending_note
+from bot.runner.history import compact, estimate_tokens
+from bot.runner.loop import tool_result
+from bot.store import Store
+from bot.tools import ToolContext, failure
+
+log = logging.getLogger(__name__)
+
+# What the buttons of a question become once it is decided, by how it was decided.
+SHOWN = {
+    "allowed": "✅ Allowed",
+    "denied": "✋ Denied",
+    "expired": "⌛ Not answered in time: declined",
+    "declined": "↪ Declined: you sent a new message",
+}
+WHY = {
+    "denied": "the person tapped Deny",
+    "expired": "the person did not answer in time",
+    "declined": "the person sent a new message instead of answering",
+}
+
+
+def refusal(decision: str) -> dict[str, Any]:
+    """The tool result the model gets for a call the person did not allow."""
+    return failure(
+        f"Not run: the person did not allow this call ({WHY[decision]}). Do not try to do it another way; "
+        "say that you did not do it.",
+        "declined",
+    )
+
+
+def context_of(question: Question) -> ToolContext:
+    """The context of the run a question stopped, as it stood."""
+    waiting = question.waiting
+    return ToolContext(
+        conversation=question.conversation,
+        channel=waiting.channel,
+        recipient=waiting.recipient,
+        run_id=question.run_id,
+        inbound_id=waiting.inbound_id,
+        sent=waiting.sent,
+        scheduled=waiting.scheduled,
+        read=set(waiting.read),
+    )
+
+
+class Asking:
+    """Suspends runs that must ask, and settles questions; the runner's side of ``bot.consent``."""
+
+    def __init__(self, *, db: Database, bus: Bus, store: Store, questions: Questions, timeout: float) -> None:
+        self._db = db
+        self._bus = bus
+        self._store = store
+        self.questions = questions
+        self._timeout = timeout
+
+    def suspending(self, context: ToolContext, waiting: Waiting, question: str) -> list[Any]:
+        """The writes that suspend a run before the call ``waiting.calls[0]``: for the caller's finishing
+        transaction, beside the run's held steps and the ack of its message."""
+        call = waiting.calls[0]
+        question_id = secrets.token_hex(8)
+        asked = OutboundMessage(
+            channel=context.channel,
+            conversation=context.conversation,
+            recipient=context.recipient,
+            text=question,
+            in_reply_to=context.inbound_id,
+            kind="notice",
+            question=question_id,
+        )
+        expiry = InboundMessage(
+            channel=context.channel,
+            conversation=f"consent:{question_id}",
+            sender=Sender(id="vaultbot"),
+            text="",
+            answer=Answer(question=question_id, choice="expire"),
+        )
+        log.info("? run %s asks before %s (question %s)", context.run_id, call["name"], question_id)
+        return [
+            self.questions.ask(
+                id=question_id,
+                run_id=context.run_id,
+                conversation=context.conversation,
+                tool=call["name"],
+                input=call.get("input"),
+                question=question,
+                waiting=waiting,
+                timeout=self._timeout,
+            ),
+            self._bus.put(
+                Publication(outbound_topic(context.channel), asked, context.conversation, f"question:{question_id}")
+            ),
+            self._bus.put(
+                Publication(CONSENT, expiry, expiry.conversation, f"question-expiry:{question_id}", self._timeout)
+            ),
+            self._store.mark_run(context.run_id, "waiting", f"waiting for the person's answer: {call['name']}"),
+            self._store.add_step(
+                context.run_id,
+                kind="event",
+                name="consent",
+                input={"tool": call["name"], "question": question, "id": question_id},
+                output={"state": "asked"},
+                is_error=False,
+                duration_ms=0.0,
+            ),
+        ]
+
+    async def decide(self, delivery: Delivery, message: InboundMessage) -> Question | None:
+        """Take an answer (or a timeout): the question it decides, to be gone on with (``allowed``,
+        ``denied``) or already closed (``expired``); None when it was decided before (a second tap is
+        told so) or is unknown."""
+        answer = message.answer
+        assert answer is not None
+        decision = {"allow": "allowed", "deny": "denied", "expire": "expired"}[answer.choice]
+        tap = message.meta.get("tap")
+        if decision == "expired":
+            async with self._db.transaction():
+                question = await self.questions.decide(answer.question, "expired", by="timeout", message=delivery.id)
+                if question is not None:
+                    await self._close(question, "expired")
+            return question
+        question = await self.questions.decide(answer.question, decision, by="the person", message=delivery.id)
+        if question is None:
+            known = await self.questions.get(answer.question)
+            if known is not None and message.conversation == known.conversation:
+                said = f"Already decided: {SHOWN.get(known.state, known.state)}."
+                await self._tell(known, said, tap=tap, key=f"{delivery.id}:again")
+            return None
+        await self._store.add_step(
+            question.run_id,
+            kind="event",
+            name="consent",
+            input={"tool": question.tool, "id": question.id},
+            output={"state": decision, "by": "the person"},
+            is_error=False,
+            duration_ms=0.0,
+        )
+        await self._tell(question, SHOWN[decision], tap=tap, key=f"decision:{question.id}")
+        return question
+
+    async def decline_open(self, conversation: str) -> None:
+        """Decline the questions ``conversation`` still waits on: the person sent a new message instead."""
+        for open_question in await self.questions.open_in(conversation):
+            async with self._db.transaction():
+                question = await self.questions.decide(open_question.id, "declined", by="a new message", message=None)
+                if question is not None:
+                    await self._close(question, "declined")
+
+    async def _close(self, question: Question, decision: str) -> None:
+        """End a suspended run without going on: its turn, with the refusal where the call's result
+        would be, goes into the conversation's history (where the model reads it with the next message)."""
+        waiting = question.waiting
+        asked, *rest = waiting.calls
+        results = [*waiting.results, tool_result(asked["id"], refusal(decision), True)]
+        results += [tool_result(call["id"], failure(NOT_RUN, "not_run"), True) for call in rest]
+        why = WHY[decision]
+        turn = compact(
+            closed([*waiting.turn, {"role": "user", "content": results}], ending_note(f"{why}: not asked again"))
+        )
+        await self._store.append_turn(question.conversation, waiting.inbound_id, turn, tokens=estimate_tokens(turn))
+        await self._store.add_step(
+            question.run_id,
+            kind="event",
+            name="consent",
+            input={"tool": question.tool, "id": question.id},
+            output={"state": decision, "by": "timeout" if decision == "expired" else "a new message"},
+            is_error=False,
+            duration_ms=0.0,
+        )
+        await self._store.finish_run(
+            question.run_id,
+            status="stopped",
+            reason=f"{question.tool} was not run: {why}",
+            usage=waiting.usage,
+            tools_called=waiting.tools_called,
+            final_text=None,
+        )
+        await self._tell(question, SHOWN[decision], tap=None, key=f"decision:{question.id}")
+
+    async def _tell(self, question: Question, text: str, *, tap: str | None, key: str) -> None:
+        """Show what became of ``question`` where it was asked (once per ``key``)."""
+        waiting = question.waiting
+        shown = OutboundMessage(
+            channel=waiting.channel,
+            conversation=question.conversation,
+            recipient=waiting.recipient,
+            text=f"{text} ({question.tool}).",
+            in_reply_to=waiting.inbound_id,
+            kind="notice",
+            decision=Decision(question=question.id, text=text, tap=tap),
+        )
+        await self._bus.put(Publication(outbound_topic(waiting.channel), shown, question.conversation, key))
