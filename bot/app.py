@@ -89,7 +89,14 @@ class App:
                 await asyncio.to_thread(notes.close)
             await db.close()
             raise
-        reminders = ReminderBook(db, bus, store, clock, max_pending=settings.reminders.max_pending)
+        reminders = ReminderBook(
+            db,
+            bus,
+            store,
+            clock,
+            max_pending=settings.reminders.max_pending,
+            model_runs_per_day=settings.reminders.model_runs_per_day,
+        )
         scheduler = Scheduler(reminders)
         clipper = Clipper(notes=notes, db=db, settings=settings.clip, resolver=resolver)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"

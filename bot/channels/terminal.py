@@ -17,6 +17,7 @@ from typing import TextIO
 
 from bot.bus import (
     INBOUND,
+    Answer,
     Bus,
     Delivery,
     Event,
@@ -33,6 +34,7 @@ from bot.streaming import Draft, Progress
 # How often the session re-checks whether a turn is finished when nothing changed in-process.
 _SETTLE_POLL = 1.0
 _PREFIX = "vaultbot> "
+ASK = "Allow? [y/N]"
 _INDENT = "\n" + " " * len(_PREFIX)
 
 
@@ -66,6 +68,8 @@ class TerminalChannel:
         self._printed = ""
         self._open = False  # a streamed line waits for the rest of its reply
         self.output_closed = False
+        # The question for consent the last printed message asks, until it is answered or decided.
+        self.asking: str | None = None
         # Woken by a change on the bus and by the output closing: what :meth:`settled` waits on.
         self._wake = asyncio.Event()
 
@@ -123,6 +127,24 @@ class TerminalChannel:
         published = await self._bus.publish(INBOUND, message, conversation=self.conversation)
         return published.id
 
+    async def answer(self, line: str) -> int | None:
+        """Publish ``line`` as the answer to the question asked (``y``/``yes`` allows; ``n``, ``no`` or
+        nothing denies), and return its bus id; None when the line is not an answer but a new message,
+        which the runner takes as declining the question."""
+        question, said = self.asking, line.strip().casefold()
+        if question is None or said not in ("y", "yes", "n", "no", ""):
+            return None
+        self.asking = None
+        message = InboundMessage(
+            channel=CHANNEL,
+            conversation=self.conversation,
+            sender=Sender(id=self.user, name=self.user),
+            text="",
+            answer=Answer(question=question, choice="allow" if said in ("y", "yes") else "deny"),
+        )
+        published = await self._bus.publish(INBOUND, message, conversation=self.conversation)
+        return published.id
+
     async def deliver(self, delivery: Delivery) -> None:
         """Print one outbound message. Idempotent enough for a terminal: at most a reprint."""
         message = delivery.parse(OutboundMessage)
@@ -131,9 +153,18 @@ class TerminalChannel:
                 self._end_line()
                 self._draft = None
                 return
-            # A terminal has no buttons: it shows where one leads.
+            if message.decision is not None:
+                if self.asking == message.decision.question:
+                    self.asking = None
+                self._print("vaultbot (notice)> ", message.text)
+                return
+            # A terminal has no buttons: it shows where one leads, and asks a question in words.
             shown = f"{message.text}\n[{message.button.text}] {message.button.url}" if message.button else message.text
-            self._print(_PREFIX if message.kind == "reply" else "vaultbot (notice)> ", shown)
+            if message.question is not None:
+                self.asking = message.question
+                shown += f"\n{ASK}"
+            asks = message.kind == "reply" or message.question is not None
+            self._print(_PREFIX if asks else "vaultbot (notice)> ", shown)
         except OutputClosed:
             await _hold()
 

@@ -51,7 +51,10 @@ async def _chat(app: App, stream: TextIO, out: TextIO, *, seat: Seat, interactiv
         streaming = tasks.create_task(channel.stream())
         try:
             async for line in read_lines(stream, "you> " if interactive else None):
-                if line.strip():
+                answer = await channel.answer(line)  # a question for consent takes the next line
+                if answer is not None:
+                    await channel.settled(answer)
+                elif line.strip():
                     await channel.settled(await channel.submit(line))
                 if channel.output_closed:
                     break

@@ -12,6 +12,7 @@ from bot.consent.untrusted import (
     person_addresses,
     profile_block,
     same_address,
+    sent_link,
     taint_of,
     unlabelled,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "profile_block",
     "question_for",
     "same_address",
+    "sent_link",
     "taint_of",
     "unlabelled",
 ]

@@ -28,6 +28,7 @@ __all__ = [
     "person_addresses",
     "profile_block",
     "same_address",
+    "sent_link",
     "taint_of",
     "unlabelled",
 ]
@@ -172,6 +173,16 @@ def _texts(message: dict[str, Any]) -> Iterable[tuple[str, bool]]:
                 for part in inner or ():
                     if part.get("type") == "text":
                         yield str(part.get("text", "")), False
+
+
+def sent_link(text: str, addresses: frozenset[str]) -> str | None:
+    """The first link in ``text`` (as written there) to an address among ``addresses`` (the person's):
+    the only one whose preview may be shown."""
+    for match in _URL.finditer(text):
+        link = match.group().rstrip(_TRAILING)
+        if same_address(link) in addresses:
+            return link
+    return None
 
 
 def _addresses(text: str) -> Iterable[str]:

@@ -485,6 +485,22 @@ def m015_consent(conn: sqlite3.Connection) -> None:
     )
 
 
+def m016_scheduled_model_runs(conn: sqlite3.Connection) -> None:
+    """How many scheduled tasks (reminders with ``run_model``) each conversation ran each day (the
+    user's day, ``YYYY-MM-DD``), so a cap holds however many tasks there are."""
+    _script(
+        conn,
+        """
+        CREATE TABLE scheduled_model_runs (
+            conversation TEXT NOT NULL,
+            day          TEXT NOT NULL,
+            runs         INTEGER NOT NULL,
+            PRIMARY KEY (conversation, day)
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -501,6 +517,7 @@ MIGRATIONS: list[Migration] = [
     m013_review_reads,
     m014_clips,
     m015_consent,
+    m016_scheduled_model_runs,
 ]
 
 

@@ -18,6 +18,7 @@ from bot.db import Database, Row, now_iso
 from bot.reminders.timing import (
     PAST_GRACE,
     TimingError,
+    check_repeat,
     first_occurrence,
     next_after,
     occurrences_between,
@@ -73,12 +74,17 @@ class Reminder:
 class ReminderBook:
     """Reminders in the store, on the user's clock."""
 
-    def __init__(self, db: Database, bus: Bus, store: Store, clock: Clock, *, max_pending: int) -> None:
+    def __init__(
+        self, db: Database, bus: Bus, store: Store, clock: Clock, *, max_pending: int, model_runs_per_day: int = 24
+    ) -> None:
+        """``model_runs_per_day`` caps the scheduled tasks (``run_model``) one conversation runs per day
+        (the user's day): past it, an occurrence is skipped and the person told, once that day."""
         self._db = db
         self._bus = bus
         self._store = store
         self._clock = clock
         self._max_pending = max_pending
+        self._model_runs_per_day = model_runs_per_day
 
     async def schedule(
         self, who: Who, *, text: str, at: str, repeat: str | None, run_model: bool, request_key: str
@@ -92,6 +98,8 @@ class ReminderBook:
         tz, now = self._clock.tz, self._clock.now()
         try:
             start = parse_at(at, tz)
+            if repeat:
+                check_repeat(repeat, run_model=run_model)
             rule = parse_rule(repeat, start) if repeat else None
         except TimingError as exc:
             raise ReminderError(str(exc), "invalid_input") from None
@@ -205,6 +213,8 @@ class ReminderBook:
 
     async def _publish(self, row: Row, text: str, key: str, now: datetime) -> None:
         conversation, channel, recipient = row["conversation"], row["channel"], row["recipient"]
+        if row["run_model"] and not await self._may_run_model(row, now):
+            return
         if row["run_model"]:
             message = InboundMessage(
                 id=key.replace(":", "-"),
@@ -221,6 +231,34 @@ class ReminderBook:
             channel=channel, conversation=conversation, recipient=recipient, text=f"⏰ {text}", in_reply_to=key
         )
         await self._bus.publish(outbound_topic(channel), reply, conversation=conversation, dedupe_key=key)
+
+    async def _may_run_model(self, row: Row, now: datetime) -> bool:
+        """Count one scheduled task against its conversation's cap for the day; past the cap, it is
+        skipped, and the person is told once that day (keyed by conversation and day)."""
+        conversation, day = row["conversation"], now.astimezone(self._clock.tz).date().isoformat()
+        counted = await self._db.fetchone(
+            """
+            INSERT INTO scheduled_model_runs (conversation, day, runs) VALUES (?, ?, 1)
+            ON CONFLICT (conversation, day) DO UPDATE SET runs = runs + 1
+            RETURNING runs
+            """,
+            (conversation, day),
+        )
+        assert counted is not None
+        if counted["runs"] <= self._model_runs_per_day:
+            return True
+        cap = self._model_runs_per_day
+        said = (
+            f"⏰ I skipped the scheduled task “{row['text']}”: scheduled tasks have already run {cap} times in this "
+            "chat today, the most a day allows. They go on tomorrow; /reminders lists them, /cancel ID stops one."
+        )
+        notice = OutboundMessage(
+            channel=row["channel"], conversation=conversation, recipient=row["recipient"], text=said, kind="notice"
+        )
+        topic = outbound_topic(row["channel"])
+        await self._bus.publish(topic, notice, conversation=conversation, dedupe_key=f"{conversation}:capped:{day}")
+        await self._log(conversation, f"Reminder {row['id']} skipped: {cap} scheduled tasks already ran today")
+        return False
 
     async def _by_key(self, request_key: str) -> Reminder | None:
         row = await self._db.fetchone("SELECT * FROM reminders WHERE request_key = ?", (request_key,))

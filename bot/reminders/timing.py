@@ -14,6 +14,8 @@ from dateutil.rrule import SECONDLY, rrule, rrulestr
 __all__ = ["TimingError", "first_occurrence", "next_after", "occurrences_between", "parse_at", "parse_rule", "resolve"]
 
 MIN_INTERVAL = timedelta(minutes=1)
+# A scheduled task (run_model) costs a model call each time: it may repeat at most this often.
+MODEL_RUN_EVERY = timedelta(hours=1)
 PAST_GRACE = timedelta(seconds=60)
 
 
@@ -38,8 +40,9 @@ def parse_at(text: str, tz: tzinfo) -> datetime:
     return moment.astimezone(tz)
 
 
-def parse_rule(text: str, start: datetime) -> rrule:
-    """The RRULE ``text`` starting at ``start``; refused if invalid, empty or more often than once a minute."""
+def parse_rule(text: str, start: datetime, *, every: timedelta = MIN_INTERVAL, what: str = "'repeat'") -> rrule:
+    """The RRULE ``text`` starting at ``start``; refused if invalid, empty or more often than ``every``
+    (once a minute; ``what`` names the repeating thing in the refusal)."""
     body = text.strip().removeprefix("RRULE:")
     if not body or any(c in body for c in "\r\n") or "DTSTART" in body.upper():
         raise TimingError("'repeat' must be one RRULE such as FREQ=WEEKLY;BYDAY=MO (no DTSTART; 'at' is the start).")
@@ -49,14 +52,27 @@ def parse_rule(text: str, start: datetime) -> rrule:
         raise TimingError(f"'repeat' is not a valid RRULE ({exc}).") from None
     if not isinstance(rule, rrule):
         raise TimingError("'repeat' must be a single RRULE.")
+    too_often = f"{what} may not be more frequent than once {_every(every)}."
     if rule._freq == SECONDLY:  # dateutil keeps the frequency only here
-        raise TimingError("'repeat' may not be more frequent than once a minute.")
-    first = list(_take(rule, 10))
+        raise TimingError(too_often)
+    first = list(_take(rule, 100 if every > MIN_INTERVAL else 10))
     if not first:
         raise TimingError("'repeat' never occurs at or after 'at'.")
-    if any(b - a < MIN_INTERVAL for a, b in zip(first, first[1:], strict=False)):
-        raise TimingError("'repeat' may not be more frequent than once a minute.")
+    if any(b - a < every for a, b in zip(first, first[1:], strict=False)):
+        raise TimingError(too_often)
     return rule
+
+
+def check_repeat(text: str, *, run_model: bool) -> None:
+    """Refuse (``TimingError``) a repeat rule that is invalid or too frequent: more often than once a
+    minute, or for a scheduled task (``run_model``, a model call each time) more often than hourly."""
+    every, what = (MODEL_RUN_EVERY, "A scheduled task (run_model)") if run_model else (MIN_INTERVAL, "'repeat'")
+    parse_rule(text, datetime(2026, 1, 5, 9, 0), every=every, what=what)
+
+
+def _every(span: timedelta) -> str:
+    minutes = int(span.total_seconds() // 60)
+    return {1: "a minute", 60: "an hour"}.get(minutes, f"every {minutes} minutes")
 
 
 def first_occurrence(at: datetime, rule: rrule | None, tz: tzinfo) -> datetime:

@@ -212,16 +212,17 @@ class Asking:
         )
         await self._tell(question, SHOWN[decision], tap=None, key=f"decision:{question.id}")
 
-    async def _tell(self, question: Question, text: str, *, tap: str | None, key: str) -> None:
-        """Show what became of ``question`` where it was asked (once per ``key``)."""
+    async def _tell(self, question: Question, text: str, *, tap: str | None, key: str, decision: bool = True) -> None:
+        """Show what became of ``question`` where it was asked (once per ``key``): as its decision (in
+        place of its buttons), or as a message of its own."""
         waiting = question.waiting
         shown = OutboundMessage(
             channel=waiting.channel,
             conversation=question.conversation,
             recipient=waiting.recipient,
-            text=f"{text} ({question.tool}).",
+            text=f"{text} ({question.tool})." if decision else text,
             in_reply_to=waiting.inbound_id,
             kind="notice",
-            decision=Decision(question=question.id, text=text, tap=tap),
+            decision=Decision(question=question.id, text=text, tap=tap) if decision else None,
         )
         await self._bus.put(Publication(outbound_topic(waiting.channel), shown, question.conversation, key))

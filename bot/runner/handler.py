@@ -533,6 +533,10 @@ class TurnHandler:
         # The user hears our own sentences about the model, never a raw exception's text.
         cause = error.__cause__ if isinstance(error, Retry) else error
         told = str(cause) if isinstance(cause, ModelError | DeadLetter) else "an internal error, which was logged"
+        if message.answer is not None:  # an answer is not a note: the run it went on with ends, told
+            if self._asking is not None:
+                await self._asking.give_up(message.answer.question, told)
+            return
         if parse_command(message.text) is not None:  # a command is not a note: it is only apologised for
             context = _context(message, run_id="")
             if not isinstance(error, DeadLetter):

@@ -340,6 +340,19 @@ class Store:
 
     # The running bot's configuration, for the review page
 
+    async def remember_sent(self, key: str, chat: str, message: str) -> None:
+        """Remember where a channel showed a message it may edit later (``key``: what it is, such as a
+        question for consent's ``question:ID``); the first place recorded stays."""
+        await self._db.execute(
+            "INSERT INTO sent_messages (key, chat, message, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (key, chat, message, now_iso()),
+        )
+
+    async def sent(self, key: str) -> tuple[str, str] | None:
+        """Where the message remembered as ``key`` was shown: (chat, message), or None."""
+        row = await self._db.fetchone("SELECT chat, message FROM sent_messages WHERE key = ?", (key,))
+        return None if row is None else (row["chat"], row["message"])
+
     async def record_bot_config(self, config: dict[str, Any]) -> None:
         """Keep the configuration the bot starts with (no secret in it: the caller's promise)."""
         await self._db.execute(

@@ -6,6 +6,7 @@ from typing import Any
 
 from bot.bus import Bus, Button, OutboundMessage, Publication, outbound_topic
 from bot.clock import unstamp
+from bot.consent import sent_link
 from bot.store import Store
 from bot.tools.context import ToolContext
 from bot.tools.schemas import LogInteractionInput, SendMessageInput
@@ -31,7 +32,11 @@ def reply(context: ToolContext, text: str, *, button: Button | None = None) -> P
     ``button`` goes under it."""
     sequence = context.next_sequence()
     # A model may imitate the time stamps on the user's messages; the user never sees them.
-    return _publication(context, unstamp(text), kind="reply", sequence=sequence, key=str(sequence), button=button)
+    text = unstamp(text)
+    preview = sent_link(text, context.addresses)
+    return _publication(
+        context, text, kind="reply", sequence=sequence, key=str(sequence), button=button, preview=preview
+    )
 
 
 def notice(context: ToolContext, text: str, *, key: str, once_per: str | None = None) -> Publication:
@@ -59,6 +64,7 @@ def _publication(
     key: str,
     scope: str | None = None,
     button: Button | None = None,
+    preview: str | None = None,
 ) -> Publication:
     message = OutboundMessage(
         channel=context.channel,
@@ -69,6 +75,7 @@ def _publication(
         sequence=sequence,
         kind=kind,  # type: ignore[arg-type]
         button=button,
+        preview=preview,
     )
     return Publication(
         outbound_topic(context.channel),

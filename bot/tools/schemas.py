@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bot.reminders import TimingError, check_repeat
 
 MAX_MESSAGE_CHARS = 100_000
 
@@ -80,6 +82,16 @@ class ScheduleMessageInput(ToolInput):
     run_model: bool = Field(
         False, description="false: send text as it is; true: at that time text is handled as a message from the user."
     )
+
+    @model_validator(mode="after")
+    def _not_too_often(self) -> ScheduleMessageInput:
+        # Refused before anything else, a question for consent included: no tap can allow it.
+        if self.repeat:
+            try:
+                check_repeat(self.repeat, run_model=self.run_model)
+            except TimingError as exc:
+                raise ValueError(str(exc)) from None
+        return self
 
 
 class ListScheduledInput(ToolInput):

@@ -3,8 +3,11 @@ misbehave, for the tests of vaultbot's MCP client. Run as ``python mcp_stdio_ser
 
 Modes: ``serve`` (default); ``crash`` (writes a line to stderr and exits before answering);
 ``silent`` (reads its input and never answers); ``garbage`` (answers every line with non-JSON, the secret in it).
-The environment variable ``SECRET`` is what ``secret`` echoes back; ``PID_FILE`` names a file the
-server appends its process id to, so a test can find every server that ran; with ``HELPER`` set
+The environment variable ``SECRET`` is what ``secret`` echoes back; ``INBOX`` (or the file
+``INBOX_FILE``) what ``inbox`` answers (a mail someone else wrote); ``send_email`` appends each mail
+it is given to the file ``OUTBOX_FILE`` (one JSON object a line), so a test sees what left;
+``PID_FILE`` names a file the server appends its process id to, so a test can find every server
+that ran; with ``HELPER`` set
 it also starts a helper process (as ``npx`` starts ``node``) and appends the helper's id. With
 ``READY_FILE`` set, it crashes as ``crash`` does until that file exists.
 
@@ -12,6 +15,7 @@ it also starts a helper process (as ``npx`` starts ``node``) and appends the hel
 """
 
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -79,6 +83,19 @@ def serve() -> None:
     @server.tool(description="Its process id.")
     def pid() -> str:
         return str(os.getpid())
+
+    @server.tool(description="The newest mail in the inbox.")
+    def inbox() -> str:
+        if os.environ.get("INBOX_FILE"):
+            with open(os.environ["INBOX_FILE"]) as f:
+                return f.read()
+        return os.environ.get("INBOX", "No new mail.")
+
+    @server.tool(description="Send an e-mail.")
+    def send_email(to: str, body: str) -> str:
+        with open(os.environ["OUTBOX_FILE"], "a") as f:
+            f.write(json.dumps({"to": to, "body": body}) + "\n")
+        return f"sent to {to}"
 
     server.run("stdio")
 

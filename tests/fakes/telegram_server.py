@@ -157,6 +157,26 @@ def text_update(
     return {"message": msg}
 
 
+def tap_update(
+    data: str,
+    message: dict[str, Any],
+    user_id: int = 42,
+    first_name: str = "Ann",
+    query_id: str | None = None,
+) -> dict[str, Any]:
+    """A ``callback_query`` update: the person tapped an inline button with ``data`` under ``message``
+    (a message the bot sent, as :meth:`FakeTelegram.message` returns it)."""
+    return {
+        "callback_query": {
+            "id": query_id or f"cq{next(_message_ids)}",
+            "from": {"id": user_id, "is_bot": False, "first_name": first_name},
+            "chat_instance": "ci-1",
+            "message": message,
+            "data": data,
+        }
+    }
+
+
 def edited_text_update(
     text: str,
     user_id: int = 42,
@@ -418,7 +438,8 @@ class FakeTelegram:
         self.token = token
         self.requests: list[Request] = []
         self.sent: list[dict[str, Any]] = []  # successful sendMessage calls (all params + message_id)
-        self.edits: list[dict[str, Any]] = []  # successful editMessageText calls
+        self.edits: list[dict[str, Any]] = []  # successful editMessageText and editMessageReplyMarkup calls
+        self.answers: list[dict[str, Any]] = []  # answerCallbackQuery: {"callback_query_id", "text", ...}
         # successful sendMessageDraft calls: all params, plus "at" (time.monotonic() when received)
         self.drafts: list[dict[str, Any]] = []
         self.actions: list[dict[str, Any]] = []  # sendChatAction: {"chat_id", "action"}
@@ -750,6 +771,9 @@ class FakeTelegram:
         for button in (b for row in rows for b in row):
             if not isinstance(button, dict) or not isinstance(button.get("text"), str):
                 raise _ApiError(400, "Bad Request: can't parse inline keyboard button: text not found")
+            data = button.get("callback_data")
+            if data is not None and not (isinstance(data, str) and 1 <= len(data.encode()) <= 64):
+                raise _ApiError(400, "Bad Request: BUTTON_DATA_INVALID")  # 1-64 bytes
             if "web_app" in button:
                 if not isinstance(params.get("chat_id"), int) or params["chat_id"] < 0:
                     raise _ApiError(400, "Bad Request: BUTTON_TYPE_INVALID")  # web_app buttons: private chats only
@@ -809,6 +833,34 @@ class FakeTelegram:
             self._messages[key] = msg
             self.edits.append({"method": "editMessageText", "chat_id": None, "text": None, **params})
             return msg
+
+    def _api_editmessagereplymarkup(self, params: dict[str, Any]) -> Any:
+        self._check_markup(params)
+        with self._lock:
+            key = (params.get("chat_id"), params.get("message_id"))
+            msg = self._messages.get(key)
+            if msg is None:
+                raise _ApiError(400, "Bad Request: message to edit not found")
+            if msg.get("reply_markup") == params.get("reply_markup"):
+                raise _ApiError(400, NOT_MODIFIED)
+            msg = {**msg, "edit_date": int(time.time())}
+            msg.pop("reply_markup", None)
+            if params.get("reply_markup"):
+                msg["reply_markup"] = params["reply_markup"]
+            self._messages[key] = msg
+            self.edits.append({"method": "editMessageReplyMarkup", **params})
+            return msg
+
+    def _api_answercallbackquery(self, params: dict[str, Any]) -> Any:
+        if not params.get("callback_query_id"):
+            raise _ApiError(400, "Bad Request: QUERY_ID_INVALID")
+        with self._lock:
+            if any(a["callback_query_id"] == params["callback_query_id"] for a in self.answers):
+                raise _ApiError(
+                    400, "Bad Request: query is too old and response timeout expired or query ID is invalid"
+                )
+            self.answers.append({"text": None, **params})
+        return True
 
     def _api_sendmessagedraft(self, params: dict[str, Any]) -> Any:
         chat_id, draft_id = params.get("chat_id"), params.get("draft_id")

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 from tests.fakes.local_http import LocalServer
 
@@ -23,11 +24,13 @@ def html(body: str, charset: str = "utf-8") -> Answer:
 
 
 class FakeWeb:
-    """The server. ``routes`` maps a path to its answer; ``hits`` counts requests per path."""
+    """The server. ``routes`` maps a path to its answer; ``hits`` counts requests per path, ``queries``
+    keeps each request's query string (decoded), per path."""
 
     def __init__(self) -> None:
         self.routes: dict[str, Answer] = {}
         self.hits: dict[str, int] = {}
+        self.queries: dict[str, list[str]] = {}
         self._stop = threading.Event()
         for page in PAGES.glob("*.html"):
             self.routes[f"/{page.stem}"] = html(page.read_text(encoding="utf-8"))
@@ -84,8 +87,9 @@ class FakeWeb:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                path = self.path.split("?", 1)[0]
+                path, _, query = self.path.partition("?")
                 web.hits[path] = web.hits.get(path, 0) + 1
+                web.queries.setdefault(path, []).append(unquote_plus(query))
                 status, headers, body = web.routes.get(path, (404, {"Content-Type": "text/plain"}, b"no such page"))
                 self.send_response(status)
                 for key, value in headers.items():

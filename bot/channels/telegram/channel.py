@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 # and, until a program opts in, warns as it builds every 429 error. This channel reads both forms.
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
-ALLOWED_UPDATES = ["message", "edited_message"]
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 # What storing an update can fail with for a while (a full disk, a database locked past its busy
 # timeout, Telegram unreachable while fetching a file): the update is left for Telegram to redeliver.
 STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)

@@ -11,14 +11,16 @@ it answers through the outbox, keyed by the update, so a redelivered update is a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
 from telegram import Bot, Update
-from telegram.error import BadRequest
+from telegram.error import BadRequest, TelegramError
 
 from bot.bus import (
     INBOUND,
+    Answer,
     Audio,
     Bus,
     Document,
@@ -30,7 +32,7 @@ from bot.bus import (
 )
 from bot.channels.telegram.access import REFUSAL, Access
 from bot.channels.telegram.indicator import Typing
-from bot.channels.telegram.updates import MAX_DOWNLOAD_BYTES, Incoming, read_update
+from bot.channels.telegram.updates import MAX_DOWNLOAD_BYTES, Incoming, Tap, read_tap, read_update
 from bot.store import Store
 from vault import ATTACHMENTS, Vault, is_document
 
@@ -72,11 +74,38 @@ class TelegramReceiver:
         try:
             update = Update.de_json(data, self._bot)
             incoming = read_update(update, bot_username=self._bot.username, bot_id=self._bot.id)
+            tap = read_tap(update)
         except Exception:  # a malformed update must not stop the channel
             log.exception("telegram: skipping malformed update %s", data.get("update_id"))
             return
         if incoming is not None:
             await self.receive(incoming)
+        elif tap is not None:
+            await self.receive_tap(tap)
+
+    async def receive_tap(self, tap: Tap) -> None:
+        """Put an answer to a question for consent on the bus; the runner decides what it does and
+        answers the tap. A stranger's tap is refused here."""
+        if tap.user_id not in self._access.allowed_users:
+            log.warning("telegram: refused a tap by user %s in chat %s", tap.user_id, tap.chat_id)
+            with contextlib.suppress(TelegramError):
+                await self._bot.answer_callback_query(tap.query_id, REFUSAL)
+            return
+        conversation = f"{CHANNEL}:{tap.chat_id}"
+        message = InboundMessage(
+            channel=CHANNEL,
+            conversation=conversation,
+            sender=Sender(id=str(tap.user_id), name=tap.user_name),
+            text="",
+            answer=Answer(question=tap.question, choice=tap.choice),
+            meta={
+                "reply_to": str(tap.chat_id),
+                "chat_id": tap.chat_id,
+                "update_id": tap.update_id,
+                "tap": tap.query_id,
+            },
+        )
+        await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=f"tg:{tap.update_id}")
 
     async def receive(self, incoming: Incoming) -> None:
         """Put one message on the bus (or answer it here when it can go no further)."""

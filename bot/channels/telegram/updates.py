@@ -6,7 +6,9 @@ without a network, and the channel never touches ptb's objects beyond this modul
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Literal
 
 from telegram import (
     Audio,
@@ -74,6 +76,50 @@ class Incoming:
 
 
 SUPPORTED = {"text", "photo", "document", "voice", "audio", "video", "video_note", "location"}
+
+
+# The callback data of a question's buttons: "consent:<question id>:<allow|deny|shown>" (at most 64 bytes).
+CONSENT_DATA = re.compile(r"consent:([0-9a-f]{16}):(allow|deny|shown)")
+
+
+def consent_data(question: str, choice: str) -> str:
+    """The callback data of a question's button (``choice``: allow, deny, or shown once decided)."""
+    return f"consent:{question}:{choice}"
+
+
+@dataclass(frozen=True)
+class Tap:
+    """A tap on a question's button: who, where, which question, and the choice."""
+
+    update_id: int
+    query_id: str
+    chat_id: int
+    user_id: int
+    user_name: str | None
+    question: str
+    choice: Literal["allow", "deny", "expire"]
+
+
+def read_tap(update: Update) -> Tap | None:
+    """The tap on a question's button in ``update``, or None (another update, or other data). A tap on
+    the button that shows a decision reads as an answer too: the runner says it was decided."""
+    query = update.callback_query
+    if query is None or query.message is None or query.data is None:
+        return None
+    found = CONSENT_DATA.fullmatch(query.data)
+    if found is None:
+        return None
+    question, choice = found.groups()
+    user = query.from_user
+    return Tap(
+        update_id=update.update_id,
+        query_id=query.id,
+        chat_id=query.message.chat.id,
+        user_id=user.id,
+        user_name=user.username or user.first_name,
+        question=question,
+        choice="deny" if choice == "shown" else choice,  # type: ignore[arg-type]
+    )
 
 
 def read_update(update: Update, *, bot_username: str, bot_id: int) -> Incoming | None:
