@@ -203,13 +203,12 @@ class TurnHandler:
         self._asking = asking
         self._policy = policy
 
-    async def __call__(self, delivery: Delivery) -> bool:
+    async def __call__(self, delivery: Delivery) -> bool | None:
         """Run the model (or a slash command) on one inbound message and finish it atomically; an
         answer to a question for consent settles the question and goes on with the run it stopped."""
         message = delivery.parse(InboundMessage)
         if message.answer is not None:
-            await self._answered(delivery, message)
-            return ACKED
+            return await self._answered(delivery, message)
         message, parts = await self._with_album(delivery, message)
         context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
@@ -344,15 +343,16 @@ class TurnHandler:
         if self._asking is not None and "reminder" not in message.meta:
             await self._asking.decline_open(message.conversation)
 
-    async def _answered(self, delivery: Delivery, message: InboundMessage) -> None:
+    async def _answered(self, delivery: Delivery, message: InboundMessage) -> bool | None:
         """Settle a question for consent with the person's answer (or its timeout), and go on with the
-        run it stopped when the person answered. Redelivered after a crash, the same answer goes on
-        again, and the allowed call is not made twice (``bot.consent.Questions.start_call``)."""
+        run it stopped when the person answered (its end acks the answer: ``ACKED``). Redelivered after a
+        crash, the same answer goes on again, and the allowed call is not made twice
+        (``bot.consent.Questions.start_call``)."""
         if self._asking is None:
-            return
+            return None
         question = await self._asking.decide(delivery, message)
         if question is None or question.state not in ("allowed", "denied"):
-            return
+            return None
         context = context_of(question)
         if question.state == "allowed":
             outcome = await self._allowed_call(question, context)
@@ -366,6 +366,7 @@ class TurnHandler:
         history = fit(turns, self._history_tokens, window=self._history_turns)
         resumed = Resumed(question.waiting, outcome, made=made)
         await self._run(delivery, context, model=self._model, mode=self._mode, history=history, resumed=resumed)
+        return ACKED
 
     async def _allowed_call(self, question: Question, context: ToolContext) -> ToolOutcome:
         """Make the call the person allowed, once: a run resumed again reuses its result, and one cut off

@@ -81,6 +81,13 @@ class Attacked:
         assert button["text"] == choice
         return self._push(tg.tap_update(button["callback_data"], message))
 
+    def tap_shown(self, question: dict[str, Any]) -> int:
+        """The person taps the button that shows a question's decision."""
+        message = self.fake.message(question["chat_id"], question["message_id"])
+        assert message is not None
+        [[shown]] = message["reply_markup"]["inline_keyboard"]
+        return self._push(tg.tap_update(shown["callback_data"], message))
+
     def _push(self, update: dict[str, Any]) -> int:
         self.pushed = self.fake.push_update(update)
         return self.pushed

@@ -16,7 +16,6 @@ import pytest
 
 from tests.consent.conftest import BANK, PLAN, PROFILE, Attack, Attacked, page_with
 from tests.consent.obedient import orders
-from tests.fakes import telegram_server as tg
 
 
 # How the orders reach the model: the person asks for something that brings someone else's words in.
@@ -147,16 +146,9 @@ async def test_deny_tells_the_model_and_a_second_tap_is_told_it_was_decided(atta
     assert "did not allow this call" in told and "tapped Deny" in told
     message = bot.fake.message(question["chat_id"], question["message_id"])
     assert [b["text"] for row in message["reply_markup"]["inline_keyboard"] for b in row] == ["✋ Denied"]
-    bot.fake.push_update(_tap_on_shown(bot, question))
+    bot.tap_shown(question)
     await bot.fake.await_for(lambda f: len(f.answers) == 2)
     assert bot.fake.answers[-1]["text"] == "Already decided: ✋ Denied."
     assert bot.collected() == 0
     run = await bot.app.store.get_run((await bot.app.store.list_runs(limit=1))[0]["id"])
     assert run is not None and run["status"] == "completed"
-
-
-def _tap_on_shown(bot: Attacked, question: dict[str, Any]) -> dict[str, Any]:
-    message = bot.fake.message(question["chat_id"], question["message_id"])
-    assert message is not None
-    [[shown]] = message["reply_markup"]["inline_keyboard"]
-    return tg.tap_update(shown["callback_data"], message)
