@@ -17,6 +17,7 @@ import pytest
 from bot.app import App
 from bot.bus import INBOUND
 from bot.channels.telegram import Pacer, TelegramChannel
+from tests.channels.conftest import vaultbot_run  # noqa: F401 (the `vaultbot run` fixture, shared)
 from tests.consent.obedient import obedient
 from tests.fakes import telegram_server as tg
 from tests.fakes.pdfs import text_pdf
