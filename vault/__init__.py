@@ -4,9 +4,10 @@ from vault.documents import DocumentText, is_document, page_marker
 from vault.embedder import Embedder, MultilingualEmbedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, PathNotAllowed, VaultError
 from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
-from vault.vault import Vault, daily_entry
+from vault.vault import PRIVATE_DIR, Vault, daily_entry
 
 __all__ = [
+    "PRIVATE_DIR",
     "DocumentText",
     "Embedder",
     "InvalidNote",
