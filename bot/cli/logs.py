@@ -19,7 +19,6 @@ from collections.abc import Callable
 from io import TextIOWrapper
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from typing import Any
 
 from bot.private_files import make_private_folder, open_private, tighten
 from bot.settings import Settings
@@ -48,16 +47,20 @@ class LineFormatter(logging.Formatter):
     """One record, one line: the message (with its arguments) escaped; a traceback or stack below it
     indented, each of its lines escaped."""
 
-    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+    def format(self, record: logging.LogRecord) -> str:
+        # Not Formatter.format: it would reuse a traceback another handler's formatter cached on the record.
         escaped = logging.makeLogRecord(record.__dict__)
-        escaped.message = escape_controls(record.message)
-        return super().formatMessage(escaped)
-
-    def formatException(self, ei: Any) -> str:  # noqa: N802
-        return _indented(super().formatException(ei))
-
-    def formatStack(self, stack_info: str) -> str:  # noqa: N802
-        return _indented(super().formatStack(stack_info))
+        escaped.message = escape_controls(record.getMessage())
+        if self.usesTime():
+            escaped.asctime = self.formatTime(record, self.datefmt)
+        lines = [self.formatMessage(escaped)]
+        if record.exc_info:
+            lines.append(_indented(self.formatException(record.exc_info)))
+        elif record.exc_text:
+            lines.append(_indented(record.exc_text))
+        if record.stack_info:
+            lines.append(_indented(self.formatStack(record.stack_info)))
+        return "\n".join(lines)
 
 
 def _indented(text: str) -> str:
