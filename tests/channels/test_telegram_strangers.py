@@ -70,3 +70,14 @@ async def test_past_100_strangers_in_an_hour_the_rest_are_counted_together_and_n
     assert {e["summary"] for e in entries[1:]} == {
         f"Refused Telegram user {10_000 + n} (Bot {n}): not allowlisted" for n in range(100)
     }
+
+
+async def test_vaultbot_log_shows_a_strangers_name_without_its_control_characters(serve: Serve) -> None:
+    served = await serve(ScriptedModel(echo))
+    served.fake.push_update(tg.text_update("let me in", user_id=STRANGER, first_name="Mallory\x1b[2J\x1b[31m"))
+    served.fake.push_update(tg.text_update("hi", user_id=ANN))
+    await all_sent(served)
+    env = {"VAULTBOT_STORE__PATH": str(served.app.settings.store.path)}
+    done = await asyncio.to_thread(CliRunner().invoke, cli, ["log"], env=env)
+    assert done.exit_code == 0, done.output
+    assert "Mallory\\x1b[2J\\x1b[31m" in done.stdout and "\x1b" not in done.stdout
