@@ -3,11 +3,13 @@ on standard error too. Secrets reach neither."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from bot.cli.logs import send_logs
@@ -82,37 +84,48 @@ def test_the_log_file_is_beside_the_store(tmp_path: Path) -> None:
     assert not (tmp_path / "data" / "vaultbot.log").exists()
 
 
+@contextlib.contextmanager
+def running(tmp_path: Path, telegram: FakeTelegram, *options: str, **env: str) -> Iterator[subprocess.Popen[str]]:
+    """`vaultbot [OPTIONS] run` on the fake Telegram (Ann allowlisted); killed if still running at the end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", *options, "run"],
+        cwd=tmp_path,
+        env=subprocess_env(
+            VAULTBOT_TELEGRAM__TOKEN=tg.DEFAULT_TOKEN,
+            VAULTBOT_TELEGRAM__ALLOWED_USERS="[42]",
+            VAULTBOT_TELEGRAM__BASE_URL=telegram.base_url,
+            VAULTBOT_TELEGRAM__BASE_FILE_URL=telegram.base_file_url,
+            **env,
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+
+
 def test_run_logs_telegram_and_model_failures_to_the_file_without_the_token_or_key(tmp_path: Path) -> None:
     with FakeTelegram() as telegram, FakeAnthropic() as model:
         telegram.fail_next("getUpdates", 500, "Internal Server Error", times=2)
         telegram.push_update(tg.text_update("water the plants"))
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bot", "run"],
-            cwd=tmp_path,
-            env=subprocess_env(
-                VAULTBOT_TELEGRAM__TOKEN=tg.DEFAULT_TOKEN,
-                VAULTBOT_TELEGRAM__ALLOWED_USERS="[42]",
-                VAULTBOT_TELEGRAM__BASE_URL=telegram.base_url,
-                VAULTBOT_TELEGRAM__BASE_FILE_URL=telegram.base_file_url,
-                ANTHROPIC_API_KEY=KEY,
-                ANTHROPIC_BASE_URL=model.base_url,
-                VAULTBOT_BUS__MAX_ATTEMPTS="1",
-                VAULTBOT_MODEL__SDK_MAX_RETRIES="0",
-            ),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
+        with running(
+            tmp_path,
+            telegram,
+            ANTHROPIC_API_KEY=KEY,
+            ANTHROPIC_BASE_URL=model.base_url,
+            VAULTBOT_BUS__MAX_ATTEMPTS="1",
+            VAULTBOT_MODEL__SDK_MAX_RETRIES="0",
+        ) as process:
             log = tmp_path / "data" / "vaultbot.log"
             wait_until(lambda: log.exists() and DEAD_LETTER in log.read_text(), "the dead letter was logged", process)
             wait_until(lambda: len(telegram.sent) >= 1, "the apology was sent", process)
             process.send_signal(signal.SIGTERM)
             errors = finish(process)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
     assert process.returncode == 0
     logged = log.read_text()
     assert logged.count("telegram: getUpdates failed (Internal Server Error); retrying") == 2
@@ -129,30 +142,13 @@ def test_a_strangers_name_cannot_write_a_line_of_its_own_into_the_log(tmp_path: 
     name = f"Eve\n{FORGED}\r\x1b[2J\u2028"
     with FakeTelegram() as telegram:
         telegram.push_update(tg.text_update("let me in", user_id=666, first_name=name))
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bot", "--verbose", "run"],
-            cwd=tmp_path,
-            env=subprocess_env(
-                VAULTBOT_TELEGRAM__TOKEN=tg.DEFAULT_TOKEN,
-                VAULTBOT_TELEGRAM__ALLOWED_USERS="[42]",
-                VAULTBOT_TELEGRAM__BASE_URL=telegram.base_url,
-                VAULTBOT_TELEGRAM__BASE_FILE_URL=telegram.base_file_url,
-            ),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
+        with running(tmp_path, telegram, "--verbose") as process:
             log = tmp_path / "data" / "vaultbot.log"
             refused = "refused user 666"
             wait_until(lambda: log.exists() and refused in log.read_text(), "the refusal was logged", process)
             wait_until(lambda: len(telegram.sent) >= 1, "the stranger was answered", process)
             process.send_signal(signal.SIGTERM)
             errors = finish(process)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
     assert process.returncode == 0
     # The file as written (read_text would turn a carriage return into a newline), and standard error with -v.
     for written in (log.read_bytes().decode("utf-8"), errors):
