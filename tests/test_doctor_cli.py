@@ -55,6 +55,7 @@ def test_a_read_only_inbox_fails_the_vault_check(tmp_path: Path) -> None:
 
 
 def test_a_writable_vault_is_probed_where_capture_files(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir(mode=0o700)  # private, as vaultbot makes it: a folder others can read fails
     (tmp_path / "data" / "vault" / "Inbox").mkdir(parents=True)
     done = doctor(tmp_path)
     assert done.returncode == 0, done.stdout

@@ -4,10 +4,11 @@ from vault.documents import DocumentText, is_document, page_marker
 from vault.embedder import Embedder, MultilingualEmbedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, PathNotAllowed, VaultError
 from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
-from vault.vault import ATTACHMENTS, Vault, daily_entry
+from vault.vault import ATTACHMENTS, PRIVATE_DIR, Vault, daily_entry
 
 __all__ = [
     "ATTACHMENTS",
+    "PRIVATE_DIR",
     "DocumentText",
     "Embedder",
     "InvalidNote",

@@ -1,4 +1,4 @@
-"""Durable file writes and cross-process locks."""
+"""Durable file writes, cross-process locks, and the vault's own private files."""
 
 from __future__ import annotations
 
@@ -60,6 +60,28 @@ def staged(directory: Path, data: bytes) -> Iterator[Path]:
         # failing here would report a saved note as not saved.
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
+
+
+# The vault's bookkeeping (its index, locks, previous versions) is its owner's alone: the folder is
+# 0700 and its files 0600, whatever the umask. The person's notes and folders keep their own modes.
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_FOLDER_MODE = 0o700
+
+
+def keep_private(folder: Path) -> None:
+    """Keep ``folder`` its owner's only: create it so, or take the group's and others' permissions off
+    it if it exists. Only for the vault's own bookkeeping, never for a folder of the person's."""
+    folder.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
+    mode = folder.stat().st_mode & 0o777
+    if mode & ~PRIVATE_FOLDER_MODE:
+        folder.chmod(mode & PRIVATE_FOLDER_MODE)
+
+
+def create_private_file(path: Path) -> None:
+    """Create ``path`` empty and owner-only unless it exists (a database file, before SQLite opens
+    it: SQLite gives its ``-wal`` and ``-shm`` the same mode)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
 
 
 def make_folders(directory: Path) -> None:
@@ -152,10 +174,10 @@ def exclusive_lock(lock_file: Path) -> Iterator[None]:
     # A bare descriptor: the lock needs no buffered file object, and the folder is made only the
     # rare time it is missing (a first write, someone deleted it), not checked on every write.
     try:
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
     except FileNotFoundError:
         lock_file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from vault.files import create_private_file
+
 log = logging.getLogger(__name__)
 
 # Title matches weigh most, then tags, then the body (bm25 weights, in column order).
@@ -97,6 +99,7 @@ _BROKEN = {sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT}
 
 def _open(path: Path) -> sqlite3.Connection:
     """The index's connection, its schema made (or remade, when it is of another version)."""
+    create_private_file(path)
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=WAL")

@@ -20,7 +20,7 @@ from vault.catalog import Catalog
 from vault.documents import DocumentText, extract, is_document
 from vault.embedder import Embedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead
-from vault.files import exclusive_lock, make_folders, staged, sync_folder, write_atomic
+from vault.files import exclusive_lock, keep_private, make_folders, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
 from vault.index import Entry, match_expression
 from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
@@ -70,7 +70,8 @@ class Vault:
         # New notes are staged here, not in their folder: a temporary file there would change the
         # folder's mtime and so make every write list the folder again (``vault.folder_names``).
         self._staging = self.root / PRIVATE_DIR / "staging"
-        self._staging.mkdir(parents=True, exist_ok=True)
+        keep_private(self.root / PRIVATE_DIR)
+        self._staging.mkdir(exist_ok=True)
         self._staging_device = self._staging.stat().st_dev
         self._catalog = Catalog(self.root, self.root / PRIVATE_DIR / "index.db", max_staleness=max_staleness)
         self._catalog.sync()

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from vault.files import create_private_file
+
 log = logging.getLogger(__name__)
 
 # Bumped whenever the schema changes: an old file is dropped and rebuilt from the notes.
@@ -96,6 +98,7 @@ class VectorStore:
             self._path.with_name(self._path.name + suffix).unlink(missing_ok=True)
 
     def _open(self) -> sqlite3.Connection:
+        create_private_file(self._path)
         conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")

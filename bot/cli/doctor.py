@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from bot.cli.logs import log_file
+from bot.cli.logs import log_file, log_files
 from bot.clock import Clock
+from bot.db import WAL_FILES
+from bot.private_files import open_private, readable_by_others
 from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file, unknown_settings
 from bot.startup import StartupError, capture_folder, open_database, probe_folder
+from vault import PRIVATE_DIR
 
 # Seconds the doctor waits for an endpoint: it reports a hung one rather than hanging with it.
 DOCTOR_TIMEOUT = 10.0
@@ -39,6 +43,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         await asyncio.to_thread(_log, settings),
         await asyncio.to_thread(_vault, settings),
         await _database(settings.store.path),
+        await asyncio.to_thread(_privacy, settings),
         *[await _model(settings) if check.name == "model" and not settings.capture_mode else check for check in rest],
         await _transcription(settings),
         *await _money(settings, clock),
@@ -80,7 +85,7 @@ def _in_force(settings: Settings) -> str:
 def _log(settings: Settings) -> Check:
     path = log_file(settings)
     try:
-        with path.open("a", encoding="utf-8"):
+        with open(path, "a", encoding="utf-8", opener=open_private):
             pass
     except OSError as exc:
         return Check("log", False, f"{path} cannot be written ({exc.strerror or exc}): warnings go to standard error")
@@ -118,6 +123,30 @@ async def _database(path: Path) -> Check:
     dead = counts.get("dead", 0)
     detail = f"{path.resolve()} opens and is migrated; {waiting} message(s) waiting, {dead} dead-lettered"
     return Check("database", True, detail + (" (see `vaultbot log`)" if dead else ""))
+
+
+def _privacy(settings: Settings) -> Check:
+    """Whether vaultbot's files can be read by other users of this machine: its data folder, the
+    store, the log, and the vault's bookkeeping (``.vaultbot``); never the person's own notes."""
+    store = settings.store.path
+    paths = [
+        store.parent,
+        store,
+        *(store.with_name(store.name + suffix) for suffix in WAL_FILES),
+        *log_files(settings),
+        settings.vault.path / PRIVATE_DIR,
+    ]
+    loose = readable_by_others(paths)
+    if loose:
+        found = ", ".join(f"{path} ({mode:04o})" for path, mode in loose)
+        fix = " ".join(shlex.quote(str(path)) for path, _ in loose)
+        return Check("privacy", False, f"readable by other users of this machine: {found}; chmod go-rwx {fix}")
+    return Check(
+        "privacy",
+        True,
+        f"the store, the log, their folder {store.parent.resolve()} and the vault's {PRIVATE_DIR} "
+        "are readable by their owner only",
+    )
 
 
 async def _model(settings: Settings) -> Check:

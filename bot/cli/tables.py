@@ -10,6 +10,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from bot.cli.logs import escape_controls
 from bot.clock import local_time
 from bot.store import UsageRow, short_id
 
@@ -31,7 +32,8 @@ def parse_since(value: str) -> datetime:
 
 
 def _cut(text: str | None, width: int) -> str:
-    text = " ".join((text or "").split())
+    # Summaries quote outside text (a stranger's name): no line breaks, no terminal escape sequences.
+    text = escape_controls(" ".join((text or "").split()))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

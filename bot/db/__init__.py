@@ -5,9 +5,20 @@ is briefly unusable (:mod:`bot.db.outage`)."""
 
 from __future__ import annotations
 
-from bot.db.connection import Database, Row, Tx
+from bot.db.connection import WAL_FILES, Database, Row, Tx
 from bot.db.outage import Outage, is_transient
 from bot.db.readonly import ReadOnlyDatabase, Reads
 from bot.db.times import now_iso, to_iso
 
-__all__ = ["Database", "Outage", "ReadOnlyDatabase", "Reads", "Row", "Tx", "is_transient", "now_iso", "to_iso"]
+__all__ = [
+    "WAL_FILES",
+    "Database",
+    "Outage",
+    "ReadOnlyDatabase",
+    "Reads",
+    "Row",
+    "Tx",
+    "is_transient",
+    "now_iso",
+    "to_iso",
+]

@@ -56,14 +56,17 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from bot.db.migrations import migrate
+from bot.private_files import create_private_file, make_private_folder, tighten
 
-__all__ = ["BUSY_TIMEOUT_MS", "Database", "Params", "Row", "Tx"]
+__all__ = ["BUSY_TIMEOUT_MS", "WAL_FILES", "Database", "Params", "Row", "Tx"]
 
 T = TypeVar("T")
 Params = Sequence[Any] | Mapping[str, Any]
 Row = sqlite3.Row
 
 BUSY_TIMEOUT_MS = 5000
+# The files SQLite keeps beside a database in WAL mode.
+WAL_FILES = ("-wal", "-shm")
 
 # Set on the connection (WAL is set on the file when it opens): the busy timeout lets writers of other
 # processes take turns; NORMAL is durable across a crash of the process (not of the machine) without
@@ -296,9 +299,16 @@ def _results(results: list[T | BaseException]) -> list[T]:
 
 
 def _prepare(path: Path) -> None:
-    """Create the file if needed, switch it to WAL and bring its schema up to date, on a
-    connection of its own (blocking: runs in a thread)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Create the file if needed, its owner's only, switch it to WAL and bring its schema up to
+    date, on a connection of its own (blocking: runs in a thread).
+
+    SQLite gives the ``-wal`` and ``-shm`` files it creates the database file's own mode; ones left
+    from before are tightened here too."""
+    make_private_folder(path.parent)
+    if not path.is_dir():  # a folder is refused by SQLite, in words the caller turns into a reason
+        create_private_file(path)
+        for suffix in WAL_FILES:
+            tighten(path.with_name(path.name + suffix))
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # WAL is a property of the file; set it before anyone else uses it.

@@ -501,6 +501,26 @@ def m016_scheduled_model_runs(conn: sqlite3.Connection) -> None:
     )
 
 
+def m017_refusals(conn: sqlite3.Connection) -> None:
+    """Strangers refused, one row per channel and sender for the window (an hour) that began with
+    their first message: how many they sent since, and the ``access_denied`` entry that says so.
+    The sender ``''`` counts every stranger past the window's cap; a row whose window is over is
+    deleted when the next stranger comes, so the table stays as small as one window's strangers."""
+    _script(
+        conn,
+        """
+        CREATE TABLE refusals (
+            channel        TEXT NOT NULL,
+            sender         TEXT NOT NULL,
+            window_start   REAL NOT NULL,
+            messages       INTEGER NOT NULL,
+            interaction_id INTEGER NOT NULL,
+            PRIMARY KEY (channel, sender)
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -518,6 +538,7 @@ MIGRATIONS: list[Migration] = [
     m014_clips,
     m015_consent,
     m016_scheduled_model_runs,
+    m017_refusals,
 ]
 
 

@@ -1,7 +1,14 @@
 """One line for a bad setting: which variable (or which file and key) and what it should be.
 
 ``VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list of numeric user ids, got 'not-a-list'``.
-The value is shown so the user sees what was read, except for secrets, whose value never appears.
+The value is shown so the user sees what was read, except where it is or may hold a secret: a key,
+token or password, a table that holds one (an MCP server with its ``env`` or ``headers``, a section
+given as JSON with its token), and the value of a key vaultbot does not know (a misspelt ``env``).
+There the line says what is wrong (for JSON, where it stops being JSON) without the value.
+
+A place inside a variable's JSON is named after the variable (``VAULTBOT_MCP__SERVERS (server
+'files', timeout)``); an unknown key of a table that takes only its own keys is named with the
+closest one it has.
 
 And one line for a setting vaultbot does not have, which pydantic-settings passes over in silence:
 ``unknown setting VAULTBOT_VAULT__PATHH; did you mean VAULTBOT_VAULT__PATH?``.
@@ -15,7 +22,8 @@ import os
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, get_origin
+from types import UnionType
+from typing import Annotated, Any, NamedTuple, Union, get_args, get_origin
 
 from dotenv import dotenv_values
 from pydantic import AliasChoices, BaseModel, SecretStr, ValidationError
@@ -32,6 +40,7 @@ _SHOWN_AT_MOST = 60
 _EXPECTED = {
     ("telegram", "allowed_users"): "a JSON list of numeric user ids",
     ("budget", "daily_usd"): "an amount in US dollars above 0",
+    ("mcp", "servers"): "a JSON object of MCP servers by name",
 }
 
 
@@ -40,40 +49,71 @@ def describe_validation_error(exc: ValidationError, settings_cls: type[BaseModel
     err = exc.errors(include_url=False)[0]
     loc = tuple(p for p in err["loc"] if not isinstance(p, int))
     more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-    field = _field(settings_cls, loc)
-    if field is None or isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
-        if err["type"] == "value_error":  # a check across a section's keys names its variables itself
-            return f"{_message(err)}{more}"
-        label, raw = _label(loc, toml)
-        return f"{label}: {_message(err)}, got {_show(raw if raw is not None else err.get('input'))}{more}"
-    label, raw = _label(loc, toml)
+    kind = err["type"]
+    if kind == "extra_forbidden":  # a key the table does not have: name it and the closest one it has
+        table, _ = _walk(settings_cls, loc[:-1])
+        where = _where(settings_cls, loc[:-1], toml, table=True)
+        return f"{where.label}: unknown key {loc[-1]!r}{_closest_key(str(loc[-1]), table)}{more}"
+    annotation, _ = _walk(settings_cls, loc)
+    where = _where(settings_cls, loc, toml, table=_is_model(_bare(annotation)))
+    if kind == "value_error" and len(loc) <= 1 and _is_model(annotation):
+        return f"{_message(err)}{more}"  # a check across a section's keys names its variables itself
     expected = _EXPECTED.get(loc[-2:]) if len(loc) >= 2 else None
-    what = f"expected {expected}" if expected else _message(err)
-    if _is_secret(field):
-        return f"{label}: {what} (the value is not shown: it is a secret){more}"
-    shown = raw if raw is not None else err.get("input")
-    return f"{label}: {what}, got {_show(shown)}{more}"
+    what = f"expected {expected}" if expected and kind != "value_error" else _message(err)
+    hidden = _hidden(annotation)
+    if hidden:
+        # A variable's text that should have been JSON: say where it stops being JSON instead.
+        problem = _json_problem(where.value) if where.variable and kind in _JSON_KINDS else ""
+        return f"{where.label}: {what}{problem} (the value is not shown: {hidden}){more}"
+    return f"{where.label}: {what}, got {_show(where.value if where.value is not _MISSING else err.get('input'))}{more}"
 
 
 def describe_parse_error(section: str, settings_cls: type[BaseModel]) -> str:
     """pydantic-settings names only the section whose variable is not JSON; find the variable."""
     values = _environment()
     section_var = f"{PREFIX}{section.upper()}"
+    section_model, _ = _walk(settings_cls, (section,))
     if section_var in values and not _is_json(values[section_var]):
-        return f"{section_var}: expected a JSON object of the section's settings, got {_show(values[section_var])}"
-    section_field = settings_cls.model_fields.get(section)
-    section_model = section_field.annotation if section_field else None
-    fields = (
-        section_model.model_fields if isinstance(section_model, type) and issubclass(section_model, BaseModel) else {}
-    )
+        expected = "a JSON object of the section's settings"
+        return _not_valid_json(section_var, expected, values[section_var], section_model)
+    fields = section_model.model_fields if _is_model(section_model) else {}
     for name, value in values.items():
         key = name.removeprefix(section_var + "__").lower()
         # Only lists and tables are read as JSON; a plain text value such as a URL never is.
         if not name.startswith(section_var + "__") or key not in fields or not _is_complex(fields[key]):
             continue
         if not _is_json(value):
-            return f"{name}: expected {_EXPECTED.get((section, key), 'a JSON value')}, got {_show(value)}"
+            expected = _EXPECTED.get((section, key), "a JSON value")
+            return _not_valid_json(name, expected, value, fields[key].annotation)
     return f"{section_var}__*: a value in this section is not valid JSON"
+
+
+def _not_valid_json(name: str, expected: str, value: str, annotation: Any) -> str:
+    hidden = _hidden(annotation)
+    if hidden:
+        return f"{name}: expected {expected}{_json_problem(value)} (the value is not shown: {hidden})"
+    return f"{name}: expected {expected}, got {_show(value)}"
+
+
+def _hidden(annotation: Any) -> str | None:
+    """Why a value of this type must not be shown (it is, or may hold, a secret), or None."""
+    if annotation is None:  # a key vaultbot does not know: it may be a misspelt "env" or "headers"
+        return "it is not a setting vaultbot knows"
+    if _is_secret(annotation):
+        return "it is a secret"
+    if _holds_secret(annotation):
+        return "it holds secrets"
+    return None
+
+
+def _json_problem(value: str) -> str:
+    """Where a text stops being JSON (``; it is not valid JSON (Expecting ',' delimiter at line 1,
+    column 58)``), or nothing when it is JSON."""
+    try:
+        json.loads(value)
+    except json.JSONDecodeError as exc:
+        return f"; it is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+    return ""
 
 
 def _message(err: Any) -> str:
@@ -112,18 +152,45 @@ def _message(err: Any) -> str:
     return str(err["msg"])
 
 
-def _field(settings_cls: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
-    model: Any = settings_cls
+def _walk(settings_cls: type[BaseModel], loc: tuple[Any, ...]) -> tuple[Any, FieldInfo | None]:
+    """The type of the value at ``loc`` (through sections, tables of the user's own keys and lists)
+    and the field that holds it; None for the type when ``loc`` names a key no table has."""
+    kind: Any = settings_cls
     field: FieldInfo | None = None
     for part in loc:
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return field
-        # The SDK's variables are validated under their alias (ANTHROPIC_API_KEY for anthropic_api_key).
-        field = model.model_fields.get(str(part)) or model.model_fields.get(str(part).lower())
-        if field is None:
-            return None
-        model = field.annotation
-    return field
+        kind = _bare(kind)
+        if _is_model(kind):
+            fields = kind.model_fields
+            # The SDK's variables are validated under their alias (ANTHROPIC_API_KEY for anthropic_api_key).
+            field = fields.get(str(part)) or fields.get(str(part).lower())
+            if field is None:
+                return None, None
+            kind = field.annotation
+        elif get_origin(kind) is dict:
+            kind = get_args(kind)[1]
+        elif get_origin(kind) in (list, set, tuple):
+            kind = get_args(kind)[0]
+        else:
+            break  # below a plain value: pydantic names the type it tried, as in a union
+    return kind, field
+
+
+def _bare(kind: Any) -> Any:
+    """``kind`` without ``Annotated`` and ``| None``."""
+    while True:
+        if get_origin(kind) is Annotated:
+            kind = get_args(kind)[0]
+        elif get_origin(kind) in (Union, UnionType) and type(None) in get_args(kind):
+            rest = [arg for arg in get_args(kind) if arg is not type(None)]
+            if len(rest) != 1:
+                return kind
+            kind = rest[0]
+        else:
+            return kind
+
+
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
 
 
 def _is_complex(field: FieldInfo) -> bool:
@@ -131,26 +198,75 @@ def _is_complex(field: FieldInfo) -> bool:
     return kind in (list, dict, set, tuple) or isinstance(kind, type) and issubclass(kind, BaseModel)
 
 
-def _is_secret(field: FieldInfo) -> bool:
-    return "SecretStr" in str(field.annotation) or field.annotation is SecretStr
+def _is_secret(annotation: Any) -> bool:
+    return _bare(annotation) is SecretStr
 
 
-def _label(loc: tuple[Any, ...], toml: Path) -> tuple[str, Any]:
-    """Where the value at ``loc`` was read (variable, or file and key) and its raw value."""
+def _holds_secret(annotation: Any) -> bool:
+    """Whether a value of this type is a secret or holds one (an MCP server's ``env``, a section with a token)."""
+    kind = _bare(annotation)
+    if kind is SecretStr:
+        return True
+    if _is_model(kind):
+        return any(_holds_secret(field.annotation) for field in kind.model_fields.values())
+    return any(_holds_secret(arg) for arg in get_args(kind))
+
+
+def _closest_key(key: str, table: Any) -> str:
+    """ "; did you mean 'command'?" for the key of ``table`` most like ``key``, else the keys it has."""
+    known = list(table.model_fields) if _is_model(table) else []
+    match = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.6)
+    if match:
+        return f"; did you mean {match[0]!r}?"
+    return f" (the keys are {', '.join(known)})" if known else ""
+
+
+class _Where(NamedTuple):
+    """Where a value was read: ``label`` names it (a variable and the place inside its JSON, or the
+    file and key); ``value`` is the text or value read when that is exactly the value in question
+    (else ``_MISSING``); ``variable`` says it is a variable's text."""
+
+    label: str
+    value: Any
+    variable: bool = False
+
+
+def _where(settings_cls: type[BaseModel], loc: tuple[Any, ...], toml: Path, *, table: bool = False) -> _Where:
+    """Where the value at ``loc`` was read. With ``table``, ``loc`` is a table, named as TOML names
+    it (``[mcp.servers.files]``)."""
     parts = [str(p) for p in loc]
     values = _environment()
     if parts and parts[0].upper().startswith("ANTHROPIC_"):  # the SDK's own variables, without our prefix
-        names = [parts[0].upper()]
+        names = [(parts[0].upper(), 1)]
     else:
-        names = [PREFIX + "__".join(p.upper() for p in parts[:n]) for n in range(len(parts), 0, -1)]
-    for name in names:
+        names = [(PREFIX + "__".join(p.upper() for p in parts[:n]), n) for n in range(len(parts), 0, -1)]
+    for name, used in names:
         if name in values:
-            return name, values[name] if name == names[0] else None
+            inside = _inside(loc, used)
+            return _Where(f"{name} ({inside})", _MISSING) if inside else _Where(name, values[name], variable=True)
     found = _toml_value(toml, parts)
     if found is not _MISSING:
-        key = f"[{parts[0]}] {'.'.join(parts[1:])}" if len(parts) > 1 else parts[0].lower()
-        return f"{toml} {key}", found
-    return names[0], None
+        if table:
+            return _Where(f"{toml} [{'.'.join(parts)}]", found)
+        key = f"[{'.'.join(parts[:-1])}] {parts[-1]}" if len(parts) > 1 else parts[0].lower()
+        return _Where(f"{toml} {key}", found)
+    return _Where(names[0][0] if names else "settings", _MISSING)
+
+
+# Errors of a value that should have been a JSON table or list.
+_JSON_KINDS = {"model_type", "dict_type", "list_type"}
+# What one item of a table of the user's own keys is called, where saying so helps.
+_ITEMS = {("mcp", "servers"): "server"}
+
+
+def _inside(loc: tuple[Any, ...], used: int) -> str:
+    """The place at ``loc`` within the JSON of a variable that names its first ``used`` parts:
+    ``server 'files', timeout``."""
+    places = []
+    for n in range(used, len(loc)):
+        item = _ITEMS.get(tuple(str(p) for p in loc[n - 2 : n]))
+        places.append(f"{item} {str(loc[n])!r}" if item else str(loc[n]))
+    return ", ".join(places)
 
 
 _MISSING = object()

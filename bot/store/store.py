@@ -1,6 +1,7 @@
 """The application's records in SQLite: conversation history, runs with their steps, interactions.
 
-Everything here is append-only except a run's closing fields. JSON columns hold what the model saw
+Everything here is append-only except a run's closing fields (and a refusal's entry in the
+interaction log, which counts the stranger's messages: :mod:`bot.store.strangers`). JSON columns hold what the model saw
 and produced, so a person can query the audit trail with ``sqlite3`` and ``json_extract``.
 """
 

@@ -80,4 +80,7 @@ async def test_each_stranger_hears_the_refusal_once_whoever_wrote_before(serve: 
     refused = sorted(s["chat_id"] for s in served.fake.sent if s["text"] == REFUSAL)
     assert refused == [STRANGER, STRANGER + 1]
     entries = await served.app.store.list_interactions()
-    assert [e["category"] for e in entries].count("access_denied") == 3
+    assert sorted(e["summary"] for e in entries if e["category"] == "access_denied") == [
+        f"Refused Telegram user {STRANGER} (Ann): not allowlisted (2 messages within an hour)",
+        f"Refused Telegram user {STRANGER + 1} (Ann): not allowlisted",
+    ]

@@ -5,7 +5,8 @@ between two parts loses neither); each part holds the album's earlier parts back
 part has come for ``album_wait`` seconds, and the runner then handles them as one message.
 
 It never calls the model. What it cannot pass on (a stranger, an unsupported kind, a file too big)
-it answers through the outbox, keyed by the update, so a redelivered update is answered once.
+it answers through the outbox, keyed by the update, so a redelivered update is answered once; a
+stranger at most once an hour, however many messages they send (:class:`bot.store.Strangers`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from bot.bus import (
 from bot.channels.telegram.access import REFUSAL, Access
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.updates import MAX_DOWNLOAD_BYTES, Incoming, Tap, read_tap, read_update
-from bot.store import Store
+from bot.store import Store, Strangers
 from vault import ATTACHMENTS, Vault, is_document
 
 log = logging.getLogger(__name__)
@@ -62,10 +63,10 @@ class TelegramReceiver:
         album_wait: float = 1.0,
     ) -> None:
         self._bot = bot
+        self._strangers = Strangers(store)
         self._album_wait = album_wait
         self._access = access
         self._bus = bus
-        self._store = store
         self._notes = notes
         self._typing = typing
 
@@ -155,14 +156,16 @@ class TelegramReceiver:
         )
 
     async def _refuse(self, incoming: Incoming) -> None:
-        log.warning("telegram: refused user %s (%s) in chat %s", incoming.user_id, incoming.user_name, incoming.chat_id)
-        await self._store.add_interaction(
+        refusal = await self._strangers.refuse(
+            channel=CHANNEL,
+            sender=str(incoming.user_id),
+            who=f"Telegram user {incoming.user_id} ({incoming.user_name or 'unknown'})",
             conversation=conversation_of(incoming),
-            category="access_denied",
-            summary=f"Refused Telegram user {incoming.user_id} ({incoming.user_name or 'unknown'}): not allowlisted",
-            run_id=None,
         )
-        if incoming.chat_type == "private" and self._access.should_answer_refusal(incoming.user_id):
+        if not refusal.first:  # counted in the window's entry; answered and logged once already
+            return
+        log.warning("telegram: refused user %s (%s) in chat %s", incoming.user_id, incoming.user_name, incoming.chat_id)
+        if incoming.chat_type == "private":
             await self._tell(incoming, REFUSAL, "refused")
 
     async def _download(self, incoming: Incoming) -> str | None:
