@@ -39,6 +39,9 @@ MAX_CHUNKS = 32
 _WORD = re.compile(r"\S{1,40}")
 # Notes embedded per model call: large enough to amortise the call, small enough that a search waits little.
 _BATCH = 16
+# Threads that embed: two use both cores of a small machine, and on a busy one they get two shares of it
+# (docs/search.md has the measure); each holds its BLAS to one thread.
+EMBEDDING_THREADS = 2
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ class Recall:
         self._line: dict[str, None] = {}  # notes waiting to be embedded, oldest first
         self._changed = threading.Condition()
         self._working = 0  # notes taken from the line and not yet stored
+        self._busy: set[str] = set()  # the notes being embedded now, by any thread
+        self._helpers: list[threading.Thread] = []
         self._stop = False
         self._built = False
         self._loaded = False
@@ -107,6 +112,8 @@ class Recall:
             self._changed.notify_all()
         if self._thread is not None:
             self._thread.join()
+        for helper in self._helpers:
+            helper.join()
         if self.store is not None:
             self.store.close()
 
@@ -192,26 +199,44 @@ class Recall:
         except Exception:
             log.exception("the embedding model could not be loaded; search answers by words only")
             return
+        helpers = [
+            threading.Thread(target=self._work, name=f"vault-recall-{number}", daemon=True)
+            for number in range(1, EMBEDDING_THREADS)
+        ]
+        with self._changed:
+            self._helpers = helpers
+        for helper in helpers:
+            helper.start()
+        self._work()
+
+    def _work(self) -> None:
+        """Embed batches from the line until stopped (several threads may: a note is in one batch at a time)."""
         while True:
             with self._changed:
-                while not self._line and not self._stop:
-                    if not self._built:
+                while not self._stop and not (batch := self._take()):
+                    if not self._built and not self._working:
                         self._built = True
-                        log.info("meaning index: built, %d notes", len(self.store))
+                        log.info("meaning index: built, %d notes", len(self.store or ()))
                     self._changed.notify_all()
                     self._changed.wait()
                 if self._stop:
                     return
-                batch = list(self._line)[:_BATCH]
-                for path in batch:
-                    del self._line[path]
-                self._working = len(batch)
+                self._working += len(batch)
+                self._busy.update(batch)
             try:
                 self._embed([(path, data) for path in batch if (data := self._read(path)) is not None])
             finally:
                 with self._changed:
-                    self._working = 0
+                    self._working -= len(batch)
+                    self._busy.difference_update(batch)
                     self._changed.notify_all()
+
+    def _take(self) -> list[str]:
+        """Up to a batch of notes from the line, leaving those another thread is embedding (called locked)."""
+        batch = [path for path in self._line if path not in self._busy][:_BATCH]
+        for path in batch:
+            del self._line[path]
+        return batch
 
     def _open(self) -> None:
         """Open the vectors, queue the notes whose vectors are missing or stale and forget the notes gone."""
