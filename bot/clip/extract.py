@@ -271,10 +271,15 @@ def _names_site(part: str, site: str) -> bool:
 
 
 def _host_name(url: str) -> str | None:
-    """The name in an address's host: "wikipedia" of en.wikipedia.org, "bbc" of www.bbc.co.uk."""
+    """The name in an address's host: "wikipedia" of en.wikipedia.org, "bbc" of news.bbc.co.uk."""
     labels = [label for label in (urlsplit(url).hostname or "").split(".") if label]
-    labels = [label for label in labels if label not in {"www", "m", "en", "co", "com", "org", "net"}]
-    return max(labels, key=len) if labels else None
+    if all(label.isdigit() for label in labels):
+        return None  # an IP address names no site
+    if len(labels) > 1:
+        labels = labels[:-1]  # the top-level domain
+    if len(labels) > 1 and labels[-1] in {"co", "com", "org", "net", "gov", "ac", "edu", "ne", "or"}:
+        labels = labels[:-1]  # a second-level one under a country's (.co.uk, .com.br)
+    return labels[-1] if labels else None
 
 
 def _pdf(fetched: Fetched) -> Page:
