@@ -1,12 +1,14 @@
 """Clipping and documents: a fetched page clipped (parse, extract, convert, file) and a 100-page
-PDF's text extracted, timed; and the extractor's quality on the fixture pages in tests/clip/pages
-(the title by each source and by vaultbot's rule, and whether the main text came out whole and clean).
+PDF's text extracted, timed; the extractor's quality on the fixture pages in tests/clip/pages
+(whether the main text came out whole and clean); and the title, by each source and by each rule, on real
+pages with Firefox Reader View's titles (bench/titles, kept to what a title is read from) and on the fixtures.
 
     .venv/bin/python bench/clip.py
 """
 
 from __future__ import annotations
 
+import html
 import json
 import statistics
 import sys
@@ -28,6 +30,7 @@ from vault import Vault  # noqa: E402
 from vault.documents import extract  # noqa: E402
 
 PAGES = ROOT / "tests" / "clip" / "pages"
+TITLED = ROOT / "bench" / "titles" / "readability-pages.json"
 
 
 def _norm(text: str) -> str:
@@ -36,23 +39,76 @@ def _norm(text: str) -> str:
 
 def quality() -> None:
     expected = json.loads((PAGES / "expected.json").read_text(encoding="utf-8"))
-    right = {"og:title": 0, "<title>": 0, "extractor": 0, "vaultbot's rule": 0}
     whole = clean = 0
     for name, want in expected.items():
         raw = (PAGES / f"{name}.html").read_text(encoding="utf-8")
-        tree = lxml.html.fromstring(raw)
-        og = next(iter(tree.xpath("//meta[@property='og:title']/@content")), None)
-        title_tag = next(iter(tree.xpath("//title/text()")), None)
         page = page_of(Fetched(f"https://example.com/{name}", "text/html", "utf-8", raw.encode()))
-        extractor = trafilatura.bare_extraction(raw, with_metadata=True).title
-        for source, value in (("og:title", og), ("<title>", title_tag), ("extractor", extractor)):
-            right[source] += value == want["title"]
-        right["vaultbot's rule"] += page.title == want["title"]
         whole += all(_norm(sentence) in _norm(page.markdown) for sentence in want["must"])
         clean += not any(junk in page.markdown for junk in want["must_not"])
     total = len(expected)
-    print(f"titles right on {total} pages: " + ", ".join(f"{k} {v}/{total}" for k, v in right.items()))
-    print(f"main text: all of it on {whole}/{total} pages, no boilerplate on {clean}/{total}")
+    print(f"main text on the {total} fixture pages: all of it on {whole}/{total}, no boilerplate on {clean}/{total}")
+
+
+def titled_pages() -> list[tuple[str, str, str, str]]:
+    """(set, name, HTML, expected title): the real pages, rebuilt from what was kept of them, and the fixtures."""
+    real = json.loads(TITLED.read_text(encoding="utf-8"))
+    pages = []
+    for page in real["pages"]:
+        head = [f"<title>{html.escape(page['title'])}</title>"] if "title" in page else []
+        for key in ("og:title", "twitter:title", "og:site_name", "og:description", "article:published_time"):
+            if key in page:
+                head.append(f'<meta property="{key}" content="{html.escape(page[key], quote=True)}">')
+        if "ld+json" in page:
+            head.append(f'<script type="application/ld+json">{json.dumps(page["ld+json"])}</script>')
+        body = "".join(f"<h1>{html.escape(h1)}</h1>" for h1 in page.get("h1", []))
+        body += "<p>" + "The body of this page is left out of the benchmark's copy. " * 5 + "</p>"
+        document = f"<html><head>{''.join(head)}</head><body>{body}</body></html>"
+        pages.append(("real", page["name"], document, page["expected"]))
+    for name, want in json.loads((PAGES / "expected.json").read_text(encoding="utf-8")).items():
+        pages.append(("fixture", name, (PAGES / f"{name}.html").read_text(encoding="utf-8"), want["title"]))
+    return pages
+
+
+def previous_rule(tree: lxml.html.HtmlElement, extractor: str | None) -> str | None:
+    """The rule before this measure: the page's <h1> when og:title or <title> contains it, else og:title,
+    else the extractor's title, else <title>."""
+    og, title_tag = _first(tree, "//meta[@property='og:title']/@content"), _first(tree, "//title/text()")
+    headings = tree.xpath("//h1")
+    h1 = " ".join(headings[0].text_content().split()) if headings else None
+    if h1 and any(h1.casefold() in t.casefold() for t in (og, title_tag) if t):
+        return h1
+    return next((t for t in (og, extractor, title_tag) if t), None)
+
+
+def _first(tree: lxml.html.HtmlElement, query: str) -> str | None:
+    return next((" ".join(str(v).split()) for v in tree.xpath(query) if str(v).strip()), None)
+
+
+def titles() -> None:
+    pages = titled_pages()
+    ways = ("og:title, else <title>", "<title>", "trafilatura's title", "previous rule (h1 first)", "vaultbot's rule")
+    right: dict[tuple[str, str], int] = {}
+    misses: list[str] = []
+    for kind, name, document, want in pages:
+        tree = lxml.html.fromstring(document)
+        extractor = trafilatura.bare_extraction(document, with_metadata=True).title
+        got = {
+            ways[0]: _first(tree, "//meta[@property='og:title']/@content") or _first(tree, "//title/text()"),
+            ways[1]: _first(tree, "//title/text()"),
+            ways[2]: extractor,
+            ways[3]: previous_rule(tree, extractor),
+            ways[4]: page_of(Fetched(f"https://example.com/{name}", "text/html", "utf-8", document.encode())).title,
+        }
+        for way, title in got.items():
+            right[kind, way] = right.get((kind, way), 0) + (title == want)
+        if got[ways[4]] != want:
+            misses.append(f"  {kind} {name}: {got[ways[4]]!r}, expected {want!r}")
+    counts = {kind: sum(1 for page in pages if page[0] == kind) for kind in ("real", "fixture")}
+    print(f"titles right: {counts['real']} real pages (Reader View's title), {counts['fixture']} fixtures")
+    for way in ways:
+        cells = [f"{right.get((kind, way), 0)}/{counts[kind]}" for kind in ("real", "fixture")]
+        print(f"  {way:<28} real {cells[0]:>6}   fixtures {cells[1]:>6}")
+    print("vaultbot's rule missed:", *misses, sep="\n")
 
 
 def clip_timing(rounds: int = 20) -> None:
@@ -85,6 +141,7 @@ def pdf_timing() -> None:
 
 
 if __name__ == "__main__":
+    titles()
     quality()
     clip_timing()
     pdf_timing()

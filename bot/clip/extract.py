@@ -1,16 +1,22 @@
 """A fetched page as a clipping: its title, authors, date, description and main content in Markdown.
 
-trafilatura finds the main content and the metadata (measured against readability-lxml +
-markdownify on the pages in tests/clip/pages: docs/clipping-and-documents.md). The title is
-chosen separately, because an extractor's title is often the ``<title>`` with the site's name on
-it: the page's one ``<h1>`` when the page's own title (``og:title`` or ``<title>``) contains it,
-else ``og:title``, else the extractor's, else ``<title>``.
+trafilatura finds the main content and the authors (measured against readability-lxml + markdownify on the
+pages in tests/clip/pages: docs/clipping-and-documents.md). The title, the description and the date are read
+from the page's own statements of them, because an extractor guesses: its title is often the ``<title>``
+with the site's name on it, its description may be a ``<meta name="description">`` a page mangled, and its
+date may come from anywhere in the body (an infobox's founding date). The title is the page's JSON-LD
+headline, else ``og:title``, else ``twitter:title``, else ``<title>``; of a title in parts ("Headline |
+Site"), the part that is the page's ``<h1>``, else the title without the part that names the site. Measured
+on real pages with Firefox Reader View's titles (bench/clip.py, docs/clipping-and-documents.md).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import lxml.html
@@ -26,6 +32,37 @@ from vault.documents import extract as document_text
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
 _HEADING_MARKS = "¶#§ \t\n"
 _TITLE_CHARS = 200
+# Between a headline and a site's name in a title: a bar, dash, dot or double colon with spaces around it.
+_TITLE_PARTS = re.compile(r"\s+(?:[|\-–—·»]|::)\s+")
+_ARTICLE_TYPES = {
+    "Article",
+    "NewsArticle",
+    "AnalysisNewsArticle",
+    "OpinionNewsArticle",
+    "ReportageNewsArticle",
+    "BlogPosting",
+    "LiveBlogPosting",
+    "SocialMediaPosting",
+    "TechArticle",
+    "ScholarlyArticle",
+    "Report",
+    "Review",
+    "Recipe",
+    "HowTo",
+}
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# Where a page states its own date of publication, in the order they are trusted.
+_DATE_META = (
+    "//meta[@property='article:published_time']/@content",
+    "//meta[@property='og:article:published_time']/@content",
+    "//meta[@itemprop='datePublished']/@content",
+    "//meta[@name='pubdate' or @name='publishdate' or @name='publish-date' or @name='date']/@content",
+    "//meta[@name='DC.date.issued' or @name='dc.date.issued' or @name='DC.date' or @name='dcterms.created']/@content",
+    "//meta[@name='citation_publication_date' or @name='parsely-pub-date' or @name='sailthru.date']/@content",
+    "//time[@itemprop='datePublished' or @pubdate]/@datetime",
+)
+# A <time> inside these is about something else (a list of other articles, a table's row, the footer).
+_ELSEWHERE = {"table", "aside", "nav", "footer", "ul", "ol", "form"}
 
 
 @dataclass(frozen=True)
@@ -74,8 +111,7 @@ def _html(text: str, url: str) -> Page:
         tree = lxml.html.fromstring(text)
     except (ParserError, ValueError) as exc:
         raise _empty() from exc
-    og = _first(tree.xpath("//meta[@property='og:title']/@content"))
-    title_tag = _first(tree.xpath("//title/text()"))
+    article, publisher = _json_ld(tree)
     headings = tree.xpath("//h1")
     h1 = " ".join(headings[0].text_content().split()).strip(_HEADING_MARKS) if headings else None
     document = trafilatura.bare_extraction(
@@ -87,31 +123,163 @@ def _html(text: str, url: str) -> Page:
         include_formatting=True,
         include_tables=True,
         output_format="markdown",
-        # Only the page's own statements of its date: a guess from a copyright line is worse than none.
         date_extraction_params={"extensive_search": False, "original_date": True},
     )
     markdown = xmltotxt(document.body, True).strip() if document is not None and document.body is not None else ""
     if not markdown:
         raise _empty()
-    extractor = (document.title or "").strip() or None
+    sites = [
+        _meta(tree, "og:site_name"),
+        _meta(tree, "application-name"),
+        _meta(tree, "apple-mobile-web-app-title"),
+        publisher,
+        _host_name(url),
+    ]
+    title = headline(
+        [_text(article.get("headline")), _meta(tree, "og:title"), _meta(tree, "twitter:title"), _title_tag(tree)],
+        h1=h1,
+        sites=[site for site in sites if site],
+    )
     return Page(
-        title=_short(headline(h1, og, extractor, title_tag) or _url_words(url)),
+        title=_short(title or (document.title or "").strip() or h1 or _url_words(url)),
         authors=[a.strip() for a in re.split(r";|,| and ", document.author or "") if a.strip()],
-        published=document.date or None,
-        description=" ".join((document.description or "").split()),
-        markdown=markdown,
+        published=published(tree, article),
+        description=_meta(tree, "og:description")
+        or _meta(tree, "twitter:description")
+        or _meta(tree, "description")
+        or " ".join((document.description or "").split()),
+        markdown=join_paragraph_lines(markdown),
     )
 
 
-def headline(h1: str | None, og_title: str | None, extractor: str | None, title_tag: str | None) -> str | None:
-    """The page's title by the rule measured best (module docstring)."""
-    own = [t.casefold() for t in (og_title, title_tag) if t]
-    if h1 and any(h1.casefold() in title for title in own):
-        return h1
-    for candidate in (og_title, extractor, title_tag):
-        if candidate and candidate.strip():
-            return " ".join(candidate.split())
+def headline(candidates: list[str | None], *, h1: str | None, sites: list[str]) -> str | None:
+    """The page's title by the rule measured best (module docstring): the first of ``candidates`` (JSON-LD
+    headline, ``og:title``, ``twitter:title``, ``<title>``), cut to the part that is ``h1`` or without the
+    first or last part that names one of ``sites``."""
+    raw = next((" ".join(c.split()) for c in candidates if c and c.strip()), None)
+    if raw is None:
+        return None
+    parts = _TITLE_PARTS.split(raw)
+    if len(parts) == 1:
+        return raw
+    if h1 and (same := next((part for part in parts if _key(part) == _key(h1)), None)):
+        return same
+    separators = _TITLE_PARTS.findall(raw)
+    if any(_names_site(parts[-1], site) for site in sites):
+        return "".join(p + s for p, s in zip(parts[:-1], [*separators[:-1], ""], strict=True))
+    if any(_names_site(parts[0], site) for site in sites):
+        return "".join(p + s for p, s in zip(parts[1:], [*separators[1:], ""], strict=True))
+    return raw
+
+
+def published(tree: Any, article: dict[str, Any]) -> str | None:
+    """The date the page says it was published (YYYY-MM-DD): from its head's metadata, its JSON-LD article,
+    or a ``<time>`` of its own; None when it says none."""
+    statements = [value for query in _DATE_META for value in tree.xpath(query)]
+    statements.append(_text(article.get("datePublished")))
+    for time in tree.xpath("//time[@datetime]"):
+        if not any(outer.tag in _ELSEWHERE for outer in time.iterancestors()):
+            statements.append(time.get("datetime"))
+            break
+    for statement in statements:
+        found = _DATE.search(str(statement or ""))
+        if found and 1 <= int(found.group(2)) <= 12 and 1 <= int(found.group(3)) <= 31:
+            return found.group(0)
     return None
+
+
+def join_paragraph_lines(markdown: str) -> str:
+    """``markdown`` with the line breaks inside a paragraph turned into spaces: they are the page source's
+    own wrapping (a link's text then a newline), which Obsidian shows as a break in mid-sentence and which
+    runs two words together wherever lines are joined. Lists, tables, quotes, headings and code keep theirs."""
+    out: list[str] = []
+    fenced = False
+    for line in markdown.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fenced = not fenced
+            out.append(line)
+            continue
+        joins = (
+            not fenced
+            and out
+            and out[-1].strip()
+            and stripped
+            and not out[-1].lstrip().startswith(("#", "|", "```"))
+            and not _BLOCK_START.match(line)
+        )
+        if joins:
+            out[-1] = f"{out[-1].rstrip()} {stripped}"
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+_BLOCK_START = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||```|<)")
+
+
+def _json_ld(tree: Any) -> tuple[dict[str, Any], str | None]:
+    """The page's first JSON-LD article (empty if none) and its publisher's name."""
+    for script in tree.xpath("//script[@type='application/ld+json']/text()"):
+        text = str(script).strip()
+        text = text.removeprefix("<![CDATA[").removesuffix("]]>").strip()
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        for item in _objects(data, depth=0):
+            kinds = item.get("@type")
+            kinds = kinds if isinstance(kinds, list) else [kinds]
+            if any(kind in _ARTICLE_TYPES for kind in kinds if isinstance(kind, str)):
+                publisher = item.get("publisher")
+                name = _text(publisher.get("name")) if isinstance(publisher, dict) else None
+                return item, name
+    return {}, None
+
+
+def _objects(data: Any, depth: int) -> Iterator[dict[str, Any]]:
+    if depth > 4:  # a page's JSON-LD is shallow; a deep one is not worth the walk
+        return
+    if isinstance(data, list):
+        for item in data:
+            yield from _objects(item, depth + 1)
+    elif isinstance(data, dict):
+        yield data
+        yield from _objects(data.get("@graph"), depth + 1)
+
+
+def _meta(tree: Any, name: str) -> str | None:
+    return _first(tree.xpath("//meta[@property=$n or @name=$n]/@content", n=name))
+
+
+def _title_tag(tree: Any) -> str | None:
+    return _first(tree.xpath("//title/text()"))
+
+
+def _text(value: object) -> str | None:
+    return " ".join(value.split()) or None if isinstance(value, str) else None
+
+
+def _key(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _names_site(part: str, site: str) -> bool:
+    """Whether a title's part is the site's name ("BBC News"; "Aktuálně.cz" of "Aktuálně.cz - Víte, co…")."""
+    part_key = _key(part)
+    return len(part_key) >= 3 and part_key in _key(site)
+
+
+def _host_name(url: str) -> str | None:
+    """The name in an address's host: "wikipedia" of en.wikipedia.org, "bbc" of news.bbc.co.uk."""
+    labels = [label for label in (urlsplit(url).hostname or "").split(".") if label]
+    if all(label.isdigit() for label in labels):
+        return None  # an IP address names no site
+    if len(labels) > 1:
+        labels = labels[:-1]  # the top-level domain
+    if len(labels) > 1 and labels[-1] in {"co", "com", "org", "net", "gov", "ac", "edu", "ne", "or"}:
+        labels = labels[:-1]  # a second-level one under a country's (.co.uk, .com.br)
+    return labels[-1] if labels else None
 
 
 def _pdf(fetched: Fetched) -> Page:
