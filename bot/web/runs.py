@@ -40,7 +40,14 @@ async def run_page(request: Request) -> Response:
 def _step_view(step: dict[str, Any]) -> dict[str, Any]:
     """What the page shows of a step besides its raw input and output."""
     output = step["output"] if isinstance(step["output"], dict) else {}
-    view: dict[str, Any] = {"error_type": None, "error": None, "stop_reason": None, "text": None, "images": []}
+    view: dict[str, Any] = {
+        "error_type": None,
+        "error": None,
+        "stop_reason": None,
+        "text": None,
+        "images": [],
+        "consent": None,
+    }
     if step["kind"] == "tool" and step["is_error"]:
         view["error_type"] = output.get("error_type") or "error"
         view["error"] = output.get("error")
@@ -56,6 +63,15 @@ def _step_view(step: dict[str, Any]) -> dict[str, Any]:
     if step["kind"] == "tool":
         view["input_brief"] = brief(step["input"])
         view["output_brief"] = brief({k: v for k, v in output.items() if k != "success"} if output else step["output"])
+    if step["kind"] == "event" and step["name"] == "consent":
+        # A question for consent and its answer, in the words the person saw.
+        given = step["input"] if isinstance(step["input"], dict) else {}
+        view["consent"] = {
+            "tool": given.get("tool"),
+            "question": given.get("question"),
+            "state": output.get("state"),
+            "by": output.get("by"),
+        }
     if step["kind"] == "event" and step["name"] == "images":
         # The photos the model saw, shown from the vault (the run's own record says which, and how big).
         view["images"] = [image for image in output.get("shown", []) if isinstance(image, dict) and "path" in image]

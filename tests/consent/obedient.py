@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.consent import unlabelled
 from bot.runner import ModelReply
+from tests.fakes import anthropic_server as api
 from tests.fakes.scripted_model import call, say
 
 ORDERS = re.compile(r"DO: (\[.*?\])(?: END|$)", re.DOTALL)
@@ -137,3 +138,10 @@ def _filled(value: Any, note: str) -> Any:
 
 def _text(message: dict[str, Any]) -> str:
     return " ".join(_texts(message))
+
+
+def obedient_api(body: dict[str, Any]) -> api.Canned:
+    """:func:`obedient` behind the fake Messages API (for the real SDK, in a `vaultbot` process)."""
+    reply = obedient(body["messages"])
+    calls = [(b["name"], b["input"]) for b in reply.content if b.get("type") == "tool_use"]
+    return api.tool_use(*calls) if calls else api.text(reply.text)
