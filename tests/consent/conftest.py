@@ -147,17 +147,17 @@ Attack = Callable[..., Awaitable[Attacked]]
 async def attacked(
     make_app: Callable[..., Awaitable[App]], fake: FakeTelegram, web: FakeWeb, tmp_path: Path
 ) -> AsyncIterator[Attack]:
-    """``attacked(mail_trusted=…, **overrides)``: the bot served with an obedient model. The vault holds
-    a private note, the profile note and a plan."""
+    """``attacked(mail_trusted=…, capture=…, **overrides)``: the bot served with an obedient model (or in
+    capture mode, with no key). The vault holds a private note, the profile note and a plan."""
     running: list[tuple[TelegramChannel, list[Any], list[asyncio.Task[None]]]] = []
     sent, inbox = tmp_path / "mail-sent.jsonl", tmp_path / "inbox.txt"
 
-    async def start(*, mail_trusted: bool = False, **overrides: Any) -> Attacked:
+    async def start(*, mail_trusted: bool = False, capture: bool = False, **overrides: Any) -> Attacked:
         inbox.write_text("No new mail.", encoding="utf-8")
         env = {"INBOX_FILE": str(inbox), "OUTBOX_FILE": str(sent)}
         model = ScriptedModel(obedient)
         app = await make_app(
-            model,
+            None if capture else model,
             telegram=fake.settings(),
             clip={"allow_private": True},
             mcp={"servers": {"mail": stdio(env=env, trusted=mail_trusted)}},
