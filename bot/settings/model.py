@@ -214,7 +214,7 @@ class ConsentSettings(BaseModel):
     """Questions for consent: what someone else's words cannot make the assistant do without a tap."""
 
     timeout: float = Field(
-        3600, gt=0, le=30 * 86400, description="Seconds a question waits for Allow or Deny before it is declined."
+        3600.0, gt=0, le=30 * 86400, description="Seconds a question waits for Allow or Deny before it is declined."
     )
 
 
