@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from typing import Any
 
 from bot.bus import (
@@ -37,7 +38,7 @@ from bot.runner.closing import NOT_RUN, closed, ending_note
 from bot.runner.history import compact, estimate_tokens
 from bot.runner.loop import tool_result
 from bot.store import Store
-from bot.tools import ToolContext, failure
+from bot.tools import Dispatcher, ToolContext, ToolOutcome, failure
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +173,38 @@ class Asking:
         )
         await self._tell(question, SHOWN[decision], tap=tap, key=f"decision:{question.id}")
         return question
+
+    async def outcome(self, question: Question, context: ToolContext, dispatcher: Dispatcher) -> ToolOutcome:
+        """What the call a question was about comes to once decided: the person's refusal, or the call
+        made, once. A run resumed again reuses its result, and one cut off while the call was being made
+        is told so rather than make it again."""
+        if question.state != "allowed":
+            return ToolOutcome(refusal(question.state), is_error=True)
+        known = await self.questions.start_call(question.id)
+        if known is not None and known.get("calling"):
+            interrupted = failure(
+                "Interrupted: vaultbot stopped while this call was being made, so it may or may not have "
+                "happened. It is not made again; tell the person.",
+                "interrupted",
+            )
+            return ToolOutcome(interrupted, is_error=True)
+        if known is not None:
+            return ToolOutcome(known["result"], known["is_error"], untrusted=known.get("untrusted"))
+        call = question.asked_call
+        started = time.perf_counter()
+        outcome = await dispatcher.call(call["name"], call.get("input"), context)
+        kept = {"result": outcome.result, "is_error": outcome.is_error, "untrusted": outcome.untrusted}
+        await self.questions.record_outcome(question.id, kept)
+        await self._store.add_step(
+            context.run_id,
+            kind="tool",
+            name=call["name"],
+            input=call.get("input"),
+            output=outcome.result,
+            is_error=outcome.is_error,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        return outcome
 
     async def decline_open(self, conversation: str) -> None:
         """Decline the questions ``conversation`` still waits on: the person sent a new message instead."""

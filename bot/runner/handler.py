@@ -27,7 +27,7 @@ from bot.bus import ACKED, INBOUND, Bus, Button, Delivery, Event, Fatal, Inbound
 from bot.clock import Clock, stamped, zone_name
 from bot.consent import Policy, Question
 from bot.db import Database, now_iso
-from bot.runner.asking import Asking, context_of, refusal
+from bot.runner.asking import Asking, context_of
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import CaptureModel, Filed, filed
 from bot.runner.commands import CommandRunner, parse_command
@@ -44,7 +44,7 @@ from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, DeadLetters, Step, Store, encode_turn, retry_command
 from bot.store import DeadLetter as Letter
 from bot.streaming import DraftWriter, Progress
-from bot.tools import Dispatcher, ToolContext, ToolOutcome, failure, notice, queue_notice, reply
+from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
 from bot.transcribe import VoiceNotes
 
 log = logging.getLogger(__name__)
@@ -260,6 +260,7 @@ class TurnHandler:
             history=history,
             text=self._as_read(message, text, retried=mode == "assistant"),
             images=seen.blocks,
+            parts=parts,
         )
         log.info(
             "← %s run=%s %s %.1fms tools=%s",
@@ -354,53 +355,15 @@ class TurnHandler:
         if question is None or question.state not in ("allowed", "denied"):
             return None
         context = context_of(question)
-        if question.state == "allowed":
-            outcome = await self._allowed_call(question, context)
-        else:
-            outcome = ToolOutcome(refusal("denied"), is_error=True)
-        made = question.state == "allowed"
+        outcome = await self._asking.outcome(question, context, self._dispatcher)
         _, turns = await self._db.gather(
             self._store.mark_run(context.run_id, "running"),
             self._store.load_history(question.conversation, self._history_turns),
         )
         history = fit(turns, self._history_tokens, window=self._history_turns)
-        resumed = Resumed(question.waiting, outcome, made=made)
+        resumed = Resumed(question.waiting, outcome, made=question.state == "allowed")
         await self._run(delivery, context, model=self._model, mode=self._mode, history=history, resumed=resumed)
         return ACKED
-
-    async def _allowed_call(self, question: Question, context: ToolContext) -> ToolOutcome:
-        """Make the call the person allowed, once: a run resumed again reuses its result, and one cut off
-        while making it is told so instead of making it again."""
-        assert self._asking is not None
-        questions = self._asking.questions
-        call = question.asked_call
-        known = await questions.start_call(question.id)
-        if known is not None and known.get("calling"):
-            return ToolOutcome(
-                failure(
-                    "Interrupted: vaultbot stopped while this call was being made, so it may or may not have "
-                    "happened. It is not made again; tell the person.",
-                    "interrupted",
-                ),
-                is_error=True,
-            )
-        if known is not None:
-            return ToolOutcome(known["result"], known["is_error"], untrusted=known.get("untrusted"))
-        started = time.perf_counter()
-        outcome = await self._dispatcher.call(call["name"], call.get("input"), context)
-        await questions.record_outcome(
-            question.id, {"result": outcome.result, "is_error": outcome.is_error, "untrusted": outcome.untrusted}
-        )
-        await self._store.add_step(
-            context.run_id,
-            kind="tool",
-            name=call["name"],
-            input=call.get("input"),
-            output=outcome.result,
-            is_error=outcome.is_error,
-            duration_ms=(time.perf_counter() - started) * 1000,
-        )
-        return outcome
 
     async def _with_album(self, delivery: Delivery, message: InboundMessage) -> tuple[InboundMessage, list[int]]:
         """``message`` with the other parts of its album that are waiting behind it (their text and

@@ -42,6 +42,11 @@ def start(run: RunVaultbot, telegram: FakeTelegram, anthropic: FakeAnthropic) ->
     )
 
 
+# Two `vaultbot run` processes each: on a loaded machine their starts alone can take most of a minute.
+LOADED = 120
+
+
+@pytest.mark.timeout(4 * LOADED)
 @pytest.mark.parametrize("killed", ["while the call is made", "after the call, before the run ends"])
 def test_a_call_allowed_before_a_sigkill_is_made_once_and_answered_once(
     tmp_path: Path,
@@ -59,7 +64,7 @@ def test_a_call_allowed_before_a_sigkill_is_made_once_and_answered_once(
     def collect(handler: BaseHTTPRequestHandler) -> None:
         reached.set()
         if killed == "while the call is made":
-            release.wait(timeout=60)  # the first process dies while its request waits here
+            release.wait(timeout=LOADED)  # the first process dies while its request waits here
         handler.wfile.write(b"thanks")
 
     web.routes["/collect"] = (200, {"Content-Type": "text/plain"}, collect)
@@ -70,7 +75,7 @@ def test_a_call_allowed_before_a_sigkill_is_made_once_and_answered_once(
         came_back = "tool_result" in last and "/collect" in last  # the allowed call's result
         if killed != "while the call is made" and came_back and not release.is_set():
             holding.set()
-            release.wait(timeout=60)  # the call's result is back; the process dies before the model answers
+            release.wait(timeout=LOADED)  # the call's result is back; the process dies before the model answers
         return obedient_api(body)
 
     fake_anthropic.handler = model
@@ -79,18 +84,18 @@ def test_a_call_allowed_before_a_sigkill_is_made_once_and_answered_once(
     fake.push_update(tg.text_update(f"Lunch? {orders(steps)}", forward_origin=origin))
 
     first = start(vaultbot_run, fake, fake_anthropic)
-    wait_until(lambda: any(m.get("reply_markup") for m in fake.sent), "the question was asked", first)
+    wait_until(lambda: any(m.get("reply_markup") for m in fake.sent), "the question was asked", first, LOADED)
     [question] = fake.sent
     message = fake.message(question["chat_id"], question["message_id"])
     [[allow, _deny]] = message["reply_markup"]["inline_keyboard"]
     fake.push_update(tg.tap_update(allow["callback_data"], message))
     point = reached if killed == "while the call is made" else holding
-    wait_until(point.is_set, f"the run was {killed}", first)
+    wait_until(point.is_set, f"the run was {killed}", first, LOADED)
     stop(first, signal.SIGKILL)
     release.set()
 
     second = start(vaultbot_run, fake, fake_anthropic)
-    wait_until(lambda: DONE in fake.sent_texts, "the run ended with its reply", second)
+    wait_until(lambda: DONE in fake.sent_texts, "the run ended with its reply", second, LOADED)
     errors = stop(second, signal.SIGTERM)
     assert second.returncode == 0, errors
     assert web.hits["/collect"] == 1  # the allowed call, made once

@@ -16,6 +16,7 @@ from tests.fakes.web_server import FakeWeb
 from tests.helpers import subprocess_env
 
 
+@pytest.mark.timeout(240)  # a `vaultbot chat` process from start to end, on a machine that may be loaded
 @pytest.mark.parametrize(("answer", "fetched"), [("y", 1), ("n", 0), ("", 0)])
 def test_the_next_line_answers_the_question(
     tmp_path: Path, fake_anthropic: FakeAnthropic, web: FakeWeb, answer: str, fetched: int
@@ -38,7 +39,7 @@ def test_the_next_line_answers_the_question(
         text=True,
         cwd=tmp_path,
         env=subprocess_env(**env),
-        timeout=60,
+        timeout=180,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
