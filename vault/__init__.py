@@ -1,14 +1,19 @@
 """A folder of Obsidian-compatible Markdown notes, kept safe from paths that try to leave it."""
 
+from vault.changes import Change
 from vault.documents import DocumentText, is_document, page_marker
 from vault.embedder import Embedder, MultilingualEmbedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, PathNotAllowed, VaultError
 from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
+from vault.takeback import TRASH, Outcome
 from vault.vault import ATTACHMENTS, PRIVATE_DIR, Vault, daily_entry
 
 __all__ = [
     "ATTACHMENTS",
     "PRIVATE_DIR",
+    "TRASH",
+    "Change",
+    "Outcome",
     "DocumentText",
     "Embedder",
     "InvalidNote",

@@ -5,16 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vault.changes import Change
+
 
 @dataclass
 class WriteResult:
-    """What a write did: where the note is and whether anything changed."""
+    """What a write did: where the note is and whether anything changed; ``change`` records what
+    changed (None when nothing did), for the record of the run, not for the model."""
 
     path: str
     created: bool
     unchanged: bool
     renamed: bool
     previous_version: str | None
+    change: Change | None = None
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 
 from vault import frontmatter, hybrid, meta
 from vault.catalog import Catalog
+from vault.changes import Change, digest, line_diff, splice, text_detail
 from vault.documents import DocumentText, extract, is_document
 from vault.embedder import Embedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, VaultError
@@ -37,6 +38,7 @@ from vault.paths import (
     split_components,
 )
 from vault.recall import Recall
+from vault.takeback import Reversible
 
 MODES = ("create", "append", "replace")
 # The folder where the channels keep what came with messages (photos, documents, recordings).
@@ -48,8 +50,8 @@ _MAX_COPIES = 999
 SAME_LANGUAGE_BONUS = 0.1
 
 
-class Vault:
-    """Reads and writes notes under ``root``, never outside it."""
+class Vault(Reversible):
+    """Reads and writes notes under ``root``, never outside it; takes recorded changes back (:mod:`vault.takeback`)."""
 
     def __init__(self, root: str | Path, *, max_staleness: float = 1.0, embedder: Embedder | None = None) -> None:
         """Open the vault at ``root`` (created if missing) and bring its search index up to date.
@@ -252,7 +254,7 @@ class Vault:
             # A hard link shares the staged file's inode: same size and mtime under its final name.
             stat = file.stat()
             entry = self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat, (front, body))
-            yield _NewNote(file, stat, entry)
+            yield _NewNote(file, stat, entry, text)
 
     def _create(self, directory: Path, taken: dict[str, str], stem: str, content: str, new: _NewNote) -> WriteResult:
         """Link the ``new`` note in under the first free name, and put it in line for the index;
@@ -270,8 +272,10 @@ class Vault:
                 self._names.added(directory, name)
                 # Queued under the lock: a later write of the same note cannot be overtaken by this one.
                 self._seen[path] = (new.stat.st_mtime_ns, new.stat.st_size)
-                self._catalog.add(dataclasses.replace(new.entry, path=self._rel(path)))
-                return self._result(path, created=True, renamed=copy > 1)
+                rel = self._rel(path)
+                self._catalog.add(dataclasses.replace(new.entry, path=rel))
+                change = Change("created", rel, None, new.entry.sha256, detail=text_detail(new.text))
+                return self._result(path, created=True, renamed=copy > 1, change=change)
             clash = directory / clash_name
             self._refuse_link_out(clash)
             if clash.is_file() and self._load(clash)[1].strip() == content.strip():
@@ -280,7 +284,9 @@ class Vault:
         raise NoteExists(f"Too many notes are already titled {show(stem)}; choose a more specific title.")
 
     def _append(self, path: Path, content: str, fields: dict[str, Any]) -> WriteResult:
-        front, body = self._load(path)
+        old_bytes = path.read_bytes()
+        front, body = frontmatter.parse(old_bytes.decode("utf-8", errors="replace"))
+        shared = body.strip()  # in the note before and after: what an undo keeps of it
         addition = content.strip("\n")
         old_tags = meta.clean_tags(front.get("tags"))
         tags = old_tags + [tag for tag in fields["tags"] if tag not in old_tags]
@@ -291,8 +297,21 @@ class Vault:
             body = f"{body.rstrip()}\n\n{addition}" if body.strip() else addition
         front["tags"] = tags
         self._update_fields(front, fields, tags=False)
-        self._store(path, frontmatter.render(front, body))
-        return self._result(path)
+        text = frontmatter.render(front, body)
+        after = self._store(path, text)
+        return self._result(path, change=self._appended(path, old_bytes, text, shared, after))
+
+    def _appended(self, path: Path, old_bytes: bytes, text: str, shared: str, after: str) -> Change:
+        """The record of an append: what differs at the head and the tail of the note; a note that
+        was not UTF-8 cannot be rebuilt from text, so its bytes are kept as a version instead."""
+        rel, before = self._rel(path), digest(old_bytes)
+        try:
+            old_text = old_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            version = self._version_path(path)
+            write_atomic(version, old_bytes)
+            return Change("appended", rel, before, after, kept=self._rel(version))
+        return Change("appended", rel, before, after, detail=splice(old_text, text, shared))
 
     def _replace(self, path: Path, content: str, fields: dict[str, Any]) -> WriteResult:
         remembered = self._seen.get(path.resolve())
@@ -301,14 +320,18 @@ class Vault:
                 f"{show(self._rel(path))} changed on disk since it was last read; read it again before replacing it."
             )
         old_bytes = path.read_bytes()
-        front, body = frontmatter.parse(old_bytes.decode("utf-8", errors="replace"))
+        old_text = old_bytes.decode("utf-8", errors="replace")
+        front, body = frontmatter.parse(old_text)
         if body.strip() == content.strip():
             return self._result(path, unchanged=True)
         version = self._version_path(path)
         write_atomic(version, old_bytes)
         self._update_fields(front, fields, tags=True)
-        self._store(path, frontmatter.render(front, content))
-        return self._result(path, previous_version=version)
+        text = frontmatter.render(front, content)
+        after = self._store(path, text)
+        detail = {"diff": line_diff(old_text, text), **text_detail(text)}
+        change = Change("replaced", self._rel(path), digest(old_bytes), after, self._rel(version), detail)
+        return self._result(path, previous_version=version, change=change)
 
     def _result(
         self,
@@ -318,9 +341,10 @@ class Vault:
         unchanged: bool = False,
         renamed: bool = False,
         previous_version: Path | None = None,
+        change: Change | None = None,
     ) -> WriteResult:
         previous = self._rel(previous_version) if previous_version is not None else None
-        return WriteResult(self._rel(path), created, unchanged, renamed, previous)
+        return WriteResult(self._rel(path), created, unchanged, renamed, previous, change)
 
     @staticmethod
     def _update_fields(front: dict[str, Any], fields: dict[str, Any], *, tags: bool) -> None:
@@ -353,12 +377,15 @@ class Vault:
         # A note file may itself be a symlink; reading or replacing it must not reach outside.
         resolve_inside(self.root, path, show(self._rel(path)))
 
-    def _store(self, path: Path, text: str) -> None:
+    def _store(self, path: Path, text: str) -> str:
+        """Write ``text`` as the note at ``path`` and put it in line for the index; returns its digest."""
         data = text.encode("utf-8")
         write_atomic(path, data, sync=False)  # the folder is synced once the lock is released
         stat = path.stat()
         self._seen[path.resolve()] = (stat.st_mtime_ns, stat.st_size)
-        self._catalog.record(self._rel(path), data, stat)
+        entry = self._catalog.entry(self._rel(path), data, stat)
+        self._catalog.add(entry)
+        return entry.sha256
 
     def _load(self, path: Path) -> tuple[dict[str, Any], str]:
         text = path.read_bytes().decode("utf-8", errors="replace")
@@ -549,11 +576,12 @@ class Vault:
 
 @dataclass(frozen=True)
 class _NewNote:
-    """A note staged for a create: its temporary file, that file's stat, and its index entry."""
+    """A note staged for a create: its temporary file, that file's stat, its index entry and its text."""
 
     file: Path
     stat: os.stat_result
     entry: Entry
+    text: str
 
 
 def _existing_entry(parent: Path, name: str) -> tuple[Path, int] | None:
