@@ -20,7 +20,7 @@ from bot.clip.extract import Page, page_of
 from bot.clip.fetch import Fetched, Fetcher, checked_url
 from bot.db import Database, now_iso
 from bot.settings import ClipSettings
-from vault import Vault
+from vault import Change, Vault
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,8 @@ class Clipping:
     excerpt: str
     words: int
     source: str
+    # What filing it changed in the vault; None for a page clipped before (nothing changed now).
+    change: Change | None = None
 
 
 class Clipper:
@@ -103,7 +105,8 @@ def file_page(notes: Vault, fetched: Fetched, source: str, folder: str) -> Clipp
         source=source,
         front_matter=_web_clipper_fields(page),
     )
-    return Clipping(written.path, page.title, excerpt(page.markdown), len(page.markdown.split()), source)
+    words = len(page.markdown.split())
+    return Clipping(written.path, page.title, excerpt(page.markdown), words, source, written.change)
 
 
 def _web_clipper_fields(page: Page) -> dict[str, object]:

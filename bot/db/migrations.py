@@ -521,6 +521,26 @@ def m017_refusals(conn: sqlite3.Connection) -> None:
     )
 
 
+def m018_change_sets(conn: sqlite3.Connection) -> None:
+    """Change sets: each file a run created, appended to, replaced, moved to the trash or put back
+    (digests before and after, where the other side's bytes are kept, what to show), as a JSON array
+    on the run's own row, written by the statement that ends the run; and which run took back which
+    (an undo is a run whose change set takes back another's)."""
+    _script(
+        conn,
+        """
+        ALTER TABLE runs ADD COLUMN changes TEXT CHECK (changes IS NULL OR json_valid(changes));
+
+        CREATE TABLE undos (
+            undo_run   TEXT PRIMARY KEY REFERENCES runs (id),
+            run_id     TEXT NOT NULL REFERENCES runs (id),
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX undos_by_run ON undos (run_id);
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -539,6 +559,7 @@ MIGRATIONS: list[Migration] = [
     m015_consent,
     m016_scheduled_model_runs,
     m017_refusals,
+    m018_change_sets,
 ]
 
 

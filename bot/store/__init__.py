@@ -1,6 +1,7 @@
 """SQLite records: conversation history, runs and steps (the audit trail), interactions, and the
 strangers refused on every channel."""
 
+from bot.store.changes import Changes, ChangeSet
 from bot.store.dead_letters import DeadLetter, DeadLetters, UnknownDeadLetter, retry_command
 from bot.store.reader import RUN_STATUSES, NotePage, StoreReader, TimelineFilter
 from bot.store.run_ids import MIN_PREFIX, short_id
@@ -14,6 +15,8 @@ __all__ = [
     "MOST_STRANGERS",
     "REFUSAL_WINDOW",
     "CallUsage",
+    "ChangeSet",
+    "Changes",
     "DeadLetter",
     "DeadLetters",
     "NotePage",

@@ -16,6 +16,7 @@ from typing import Any
 from bot.clock import day_bounds, unstamp
 from bot.db import Reads, to_iso
 from bot.store import usage as _usage
+from bot.store.changes import Changes
 from bot.store.store import _RUN_COST, _run, _step
 from bot.store.usage import UsageRow
 
@@ -186,6 +187,16 @@ class StoreReader:
                 )
             ]
         return run
+
+    async def change_set(self, run_id: str) -> dict[str, Any]:
+        """What the run (with the other runs of its message) changed in the vault, the undo that took
+        it back (while not itself undone), and the run it took back when it is an undo."""
+        changes = Changes(self._db)
+        return {
+            "changes": await changes.of_run(run_id),
+            "undone_by": await changes.undone_by(run_id),
+            "undid": await changes.undid(run_id),
+        }
 
     async def _price_steps(self, run_id: str, steps: list[dict[str, Any]]) -> None:
         """Give each model call its ``cost_usd``: usage rows are written one per model call, with its

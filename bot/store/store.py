@@ -17,6 +17,7 @@ from typing import Any
 from bot.clock import day_bounds
 from bot.db import Database, Row, now_iso, to_iso
 from bot.store import usage as _usage
+from bot.store.changes import MERGED_CHANGES, ChangeSet, encode_changes, undo_writes
 from bot.store.usage import CallUsage, UsageRow
 
 __all__ = ["CallUsage", "ServedPage", "Step", "Store", "Turn", "UsageRow", "encode_turn"]
@@ -216,6 +217,13 @@ class Store:
         """Set a run's status while it has not ended: ``waiting`` for the person, ``running`` again."""
         await self._db.execute("UPDATE runs SET status = ?, reason = ? WHERE id = ?", (status, reason, run_id))
 
+    async def keep_changes(self, run_id: str, changes: ChangeSet) -> None:
+        """Keep what a run changed so far with it, while it waits (its end adds what it changes after)."""
+        await self._db.execute(
+            f"UPDATE runs SET changes = {MERGED_CHANGES} WHERE id = :run",
+            {"changes": encode_changes(changes), "run": run_id},
+        )
+
     async def finish_run(
         self,
         run_id: str,
@@ -225,18 +233,33 @@ class Store:
         usage: dict[str, int],
         tools_called: list[str],
         final_text: str | None,
+        changes: ChangeSet | None = None,
     ) -> None:
-        """Close a run with how it ended."""
+        """Close a run with how it ended, and keep the ``changes`` it made in the vault with it
+        (:mod:`bot.store.changes`; an undo's record too, its statements sent together)."""
         now = now_iso()
-        await self._db.execute(
-            """
-            UPDATE runs SET status = ?, reason = ?, usage = ?, tools_called = ?, final_text = ?,
-                finished_at = ?,
-                duration_ms = (julianday(?) - julianday(started_at)) * 86400000.0
-            WHERE id = ?
+        end = self._db.execute(
+            f"""
+            UPDATE runs SET status = :status, reason = :reason, usage = :usage, tools_called = :tools,
+                final_text = :text, changes = {MERGED_CHANGES}, finished_at = :now,
+                duration_ms = (julianday(:now) - julianday(started_at)) * 86400000.0
+            WHERE id = :run
             """,
-            (status, reason, _json(usage), _json(tools_called), final_text, now, now, run_id),
+            {
+                "status": status,
+                "reason": reason,
+                "usage": _json(usage),
+                "tools": _json(tools_called),
+                "text": final_text,
+                "changes": encode_changes(changes),
+                "now": now,
+                "run": run_id,
+            },
         )
+        if changes is None or (changes.undoes is None and changes.summary is None):
+            await end
+        else:
+            await self._db.gather(end, *undo_writes(self._db, run_id, changes))
 
     async def list_runs(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:
         """Runs, newest first."""
@@ -387,6 +410,7 @@ def _floor(since: datetime | None) -> str:
 
 def _run(row: Any) -> dict[str, Any]:
     run = dict(row)
+    run.pop("changes", None)  # the change set, read where it is shown (bot.store.changes)
     run["usage"] = json.loads(run["usage"])
     run["tools_called"] = json.loads(run["tools_called"])
     return run

@@ -41,6 +41,8 @@ class ClipLink:
             raise ToolError(str(exc), error_type=exc.error_type, retryable=exc.retryable) from exc
         except vault.VaultError as exc:
             raise ToolError(str(exc), error_type="vault_error") from exc
+        if clipping.change is not None:
+            context.changes.add(clipping.change)
         result = {
             "success": True,
             "path": clipping.path,

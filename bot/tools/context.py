@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bot.store import ChangeSet
+
 
 @dataclass
 class ToolContext:
@@ -14,7 +16,7 @@ class ToolContext:
     keyed by (inbound message, sequence), so a re-run after a crash does not send it twice.
     ``read`` holds the notes the run has read (``replace`` needs one), ``addresses`` the addresses the
     person sent in the conversation (normalised, ``bot.consent.same_address``): only their link
-    previews may show.
+    previews may show. ``changes`` gathers what the run changes in the vault, kept with the run when it ends.
     """
 
     conversation: str
@@ -26,6 +28,7 @@ class ToolContext:
     scheduled: int = field(default=0)
     read: set[str] = field(default_factory=set)
     addresses: frozenset[str] = field(default_factory=frozenset)
+    changes: ChangeSet = field(default_factory=ChangeSet)
 
     def next_sequence(self) -> int:
         """Number the next reply of this run (1, 2, …)."""

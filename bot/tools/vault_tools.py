@@ -90,6 +90,9 @@ class VaultWrite(_VaultTool):
         """Write the note and say where it went."""
         written, related = await _in_thread(self._write, input, context)
         result: dict[str, Any] = {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
+        change = result.pop("change")  # for the run's record, not for the model
+        if change is not None:
+            context.changes.add(change)
         if written.created:
             result["related"] = [dataclasses.asdict(note) for note in related]
         return result
