@@ -36,6 +36,7 @@ from bot.store import Store
 from bot.streaming import Progress
 from bot.tools import build_dispatcher
 from bot.transcribe import TranscriptionClient, VoiceNotes, build_transcriber
+from bot.undo import Undoer
 from vault import ATTACHMENTS, Vault
 
 
@@ -156,6 +157,7 @@ class App:
                 budget=budget,
                 review=review,
                 reminders=reminders,
+                undoer=Undoer(notes, store),
             ),
         )
         return cls(

@@ -17,4 +17,5 @@ COMMANDS: list[tuple[str, str]] = [
     ("review", "Open the review page"),
     ("reminders", "List your pending reminders"),
     ("cancel", "Cancel a reminder by its id"),
+    ("undo", "Take back what my last change to your notes did"),
 ]

@@ -295,6 +295,25 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
         click.echo(tables.run_detail(run, zone))
 
 
+@cli.command("undo")
+@click.argument("run_id")
+@click.option("--dry-run", is_flag=True, help="Say what would be taken back, and change nothing.")
+@click.pass_context
+def undo_command(ctx: click.Context, run_id: str, dry_run: bool) -> None:
+    """Take back what a run changed in the vault (RUN_ID: 6 or more characters of its id).
+
+    Exit status 0 when everything was taken back, 1 when a note was left because it changed since,
+    2 when no run could be undone."""
+    from bot.cli.undo import undo
+
+    complete, said = _run(undo(_settings(ctx), run_id, dry_run=dry_run))
+    if complete is None:
+        click.echo(f"vaultbot: {said}", err=True)
+        ctx.exit(2)
+    click.echo(said)
+    ctx.exit(0 if complete else 1)
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 @click.option("--since", help="Only days since then: an ISO 8601 date or time, or an age such as 7d (whole days).")

@@ -1,4 +1,4 @@
-"""Slash commands (/note, /find, /log, /new, /status, /reminders, /cancel, /help): answered without the model.
+"""Slash commands (/note, /find, /log, /new, /status, /reminders, /cancel, /undo, /help): answered without the model.
 
 They arrive on the bus like any message, so they are as durable and exactly-once as a model
 turn, and they work in capture mode and in every channel.
@@ -20,6 +20,7 @@ from bot.runner.capture import title_from
 from bot.runner.review_link import ReviewLink
 from bot.store import Store
 from bot.tools import Dispatcher, ToolContext, ToolOutcome
+from bot.undo import Undoer, undo_in_chat
 
 _NAMES = {name for name, _ in COMMANDS}
 _COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?$", re.DOTALL)
@@ -34,7 +35,8 @@ Send me thoughts, tasks, links or photos and I file them; ask me about them late
 /status — how I'm doing
 /review — where to see everything I did, step by step
 /reminders — your pending reminders
-/cancel <id> — cancel a reminder"""
+/cancel <id> — cancel a reminder
+/undo — take back what my last change to your notes did"""
 
 UNKNOWN = "I don't know the command /{name}, so I did nothing with that message.\n\n"
 
@@ -90,6 +92,7 @@ class CommandRunner:
         model_name: str,
         clock: Clock,
         reminders: ReminderBook,
+        undoer: Undoer,
         budget: DailyBudget | None = None,
         review: ReviewLink | None = None,
     ) -> None:
@@ -102,6 +105,7 @@ class CommandRunner:
         self._clock = clock
         self._budget = budget
         self._reminders = reminders
+        self._undoer = undoer
 
     async def run(self, command: Command, context: ToolContext) -> CommandResult:
         """Carry out one command."""
@@ -122,6 +126,8 @@ class CommandRunner:
             return await self._list_reminders(context)
         if command.name == "cancel":
             return await self._cancel(command.args, context)
+        if command.name == "undo":
+            return await self._undo(command.args, context)
         if command.name not in _NAMES:
             return CommandResult(UNKNOWN.format(name=command.name) + HELP)
         greeting = "Hello! " if command.name == "start" else ""
@@ -178,6 +184,10 @@ class CommandRunner:
             duration_ms=(time.perf_counter() - started) * 1000,
         )
         return outcome
+
+    async def _undo(self, args: str, context: ToolContext) -> CommandResult:
+        where = {"conversation": context.conversation, "run_id": context.run_id, "into": context.changes}
+        return CommandResult(await undo_in_chat(self._undoer, self._store, args, **where))
 
     async def _list_reminders(self, context: ToolContext) -> CommandResult:
         pending = await self._reminders.pending(context.conversation)

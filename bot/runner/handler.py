@@ -46,6 +46,7 @@ from bot.store import DeadLetter as Letter
 from bot.streaming import DraftWriter, Progress
 from bot.tools import Dispatcher, ToolContext, notice, queue_notice, reply
 from bot.transcribe import VoiceNotes
+from bot.undo import brought
 
 log = logging.getLogger(__name__)
 
@@ -326,6 +327,7 @@ class TurnHandler:
                 await recorder.flush()
         if result.waiting is not None and result.question is not None and self._asking is not None:
             writes = self._asking.suspending(context, result.waiting, result.question)
+            writes.append(self._store.keep_changes(context.run_id, context.changes))  # its end adds the rest
             async with self._db.transaction() as tx:
                 await tx.gather(recorder.flush(), *writes, *[self._bus.ack(i) for i in [*parts, delivery.id]])
             return result
@@ -453,6 +455,7 @@ class TurnHandler:
                     usage=result.usage.as_dict(),
                     tools_called=result.tools_called,
                     final_text=result.final_text,
+                    changes=context.changes,  # what it changed in the vault, kept with it (bot.undo)
                 )
             )
             writes += [self._bus.ack(message_id) for message_id in [*(parts or []), delivery.id]]
@@ -469,6 +472,7 @@ class TurnHandler:
             usage={},
             tools_called=[],
             final_text=None,
+            changes=context.changes,  # a retry finds its notes written and changes nothing: kept here
         )
         # Told once per message, on the first failure, not on every retry.
         await queue_notice(self._bus, context, UNREACHABLE, key="model-unreachable")
@@ -480,7 +484,13 @@ class TurnHandler:
     async def _rejected(self, context: ToolContext, exc: ModelRejected) -> NoReturn:
         # The user is told once, with where the message was filed, when it is dead-lettered (on_dead).
         await self._store.finish_run(
-            context.run_id, status="failed", reason=str(exc), usage={}, tools_called=[], final_text=None
+            context.run_id,
+            status="failed",
+            reason=str(exc),
+            usage={},
+            tools_called=[],
+            final_text=None,
+            changes=context.changes,
         )
         raise ModelDeadLetter(str(exc))
 
@@ -550,6 +560,7 @@ class TurnHandler:
                 usage={},
                 tools_called=["vault_write"],
                 final_text=None,
+                changes=context.changes,
             )
 
     async def _file(self, message: InboundMessage, context: ToolContext) -> Filed:
@@ -615,4 +626,5 @@ def _context(message: InboundMessage, *, run_id: str) -> ToolContext:
         recipient=message.reply_to,
         run_id=run_id,
         inbound_id=message.id,
+        changes=brought(message),
     )
