@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.store import RUN_STATUSES
+from bot.web.changes import run_changes
 from bot.web.sources import sources
 
 PAGE_SIZE = 50
@@ -34,7 +35,7 @@ async def run_page(request: Request) -> Response:
         return review.renderer.page(request, "missing.html", {"what": f"run {run_id}"}, status=404)
     for step in run["steps"]:
         step["view"] = _step_view(step)
-    return review.renderer.page(request, "run.html", {"run": run})
+    return review.renderer.page(request, "run.html", {"run": run, "changes": await run_changes(review, run)})
 
 
 def _step_view(step: dict[str, Any]) -> dict[str, Any]:
