@@ -1,7 +1,7 @@
 """Screenshots of the review page for the README: a few real turns (an in-process scripted model
 standing in for Claude, everything else real) in a scratch store, then Chromium at desktop width,
 and at a phone's 360 px as a Telegram Mini App (signed in with init data signed here, in Telegram's
-light and dark themes).
+light and dark themes); and, in a store of its own, a note's change as the run page shows it at 360 px.
 
     .venv/bin/python scripts/review_screenshots.py [docs/]
 """
@@ -12,6 +12,8 @@ import asyncio
 import itertools
 import sys
 import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +150,49 @@ SCRIPT: list[tuple[str, str, list[ModelReply]]] = [
 ]
 
 
+# A note written, then changed: the run page of the change shows its diff (review-diff.png).
+CHANGED: list[tuple[str, str, list[ModelReply]]] = [
+    (
+        "telegram:4242",
+        "idea: a weekly review template with three questions",
+        [
+            _calls(
+                (
+                    "vault_write",
+                    {
+                        "folder": "Ideas",
+                        "title": "Weekly review template",
+                        "content": "1. What went well?\n2. What got stuck?\n3. What matters next week?",
+                        "tags": ["idea"],
+                    },
+                )
+            ),
+            _say("Saved to Ideas/Weekly review template.md."),
+        ],
+    ),
+    (
+        "telegram:4242",
+        "make the second one ask why, and add one about energy",
+        [
+            _calls(("vault_read", {"path": "Ideas/Weekly review template"})),
+            _calls(
+                (
+                    "vault_write",
+                    {
+                        "folder": "Ideas",
+                        "title": "Weekly review template",
+                        "content": "1. What went well?\n2. What got stuck, and why?\n3. What matters next week?\n"
+                        "4. When did I have the most energy?",
+                        "mode": "replace",
+                    },
+                )
+            ),
+            _say("Done: question 2 asks why, and question 4 is about energy."),
+        ],
+    ),
+]
+
+
 class Demo:
     """Replies from one queue, in order."""
 
@@ -169,25 +214,50 @@ async def main(out: Path) -> None:
             telegram={"token": BOT_TOKEN, "allowed_users": [USER]},
             review={"public_url": "https://review.example.com"},
         )
-        replies = [reply for _, _, script in SCRIPT for reply in script]
-        async with await App.open(settings, model=Demo(replies)) as app:
-            for conversation, text, _ in SCRIPT:
-                message = InboundMessage(
-                    channel="terminal", conversation=conversation, sender=Sender(id="ann"), text=text
-                )
-                await app.bus.publish(INBOUND, message, conversation=conversation)
-                await app.runner_worker().run(burst=True)
-            token = await review_token(settings, app.db)
-            async with review_page(settings, token) as page_app:
-                server = ReviewServer(page_app, "127.0.0.1", 0)
-                stop = asyncio.Event()
-                serving = asyncio.create_task(server.serve(stop))
-                first_run = (await app.store.list_runs(limit=10))[-1]["id"]
-                try:
-                    await _shoot(f"http://127.0.0.1:{server.port}", token, first_run, out)
-                finally:
-                    stop.set()
-                    await serving
+        async with _played(settings, SCRIPT) as (app, base, token):
+            first_run = (await app.store.list_runs(limit=10))[-1]["id"]
+            await _shoot(base, token, first_run, out)
+    with tempfile.TemporaryDirectory() as scratch:
+        settings = Settings(
+            _env_file=None, vault={"path": Path(scratch) / "vault"}, store={"path": Path(scratch) / "db.sqlite"}
+        )
+        async with _played(settings, CHANGED) as (app, base, token):
+            changed = (await app.store.list_runs(limit=1))[0]["id"]
+            await _shoot_diff(base, token, changed, out)
+
+
+@asynccontextmanager
+async def _played(
+    settings: Settings, script: list[tuple[str, str, list[ModelReply]]]
+) -> AsyncIterator[tuple[App, str, str]]:
+    """An app that has handled the ``script``'s messages, and its review page served (address, token)."""
+    replies = [reply for _, _, turn in script for reply in turn]
+    async with await App.open(settings, model=Demo(replies)) as app:
+        for conversation, text, _ in script:
+            message = InboundMessage(channel="terminal", conversation=conversation, sender=Sender(id="ann"), text=text)
+            await app.bus.publish(INBOUND, message, conversation=conversation)
+            await app.runner_worker().run(burst=True)
+        token = await review_token(settings, app.db)
+        async with review_page(settings, token) as page_app:
+            server = ReviewServer(page_app, "127.0.0.1", 0)
+            stop = asyncio.Event()
+            serving = asyncio.create_task(server.serve(stop))
+            try:
+                yield app, f"http://127.0.0.1:{server.port}", token
+            finally:
+                stop.set()
+                await serving
+
+
+async def _shoot_diff(base: str, token: str, run_id: str, out: Path) -> None:
+    """The run page's changes section for a replaced note, at a phone's 360 px."""
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        phone = await browser.new_context(viewport={"width": 360, "height": 740}, device_scale_factor=2)
+        page = await phone.new_page()
+        await page.goto(f"{base}/runs/{run_id}?token={token}")
+        await page.locator("section.changes").screenshot(path=out / "review-diff.png")
+        await browser.close()
 
 
 async def _shoot(base: str, token: str, run_id: str, out: Path) -> None:
@@ -212,4 +282,6 @@ if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "docs")
     target.mkdir(parents=True, exist_ok=True)
     asyncio.run(main(target))
-    print(f"wrote review-timeline.png, review-run.png and review-mini-app-{{light,dark}}.png in {target}")
+    print(
+        f"wrote review-timeline.png, review-run.png, review-mini-app-{{light,dark}}.png and review-diff.png in {target}"
+    )
