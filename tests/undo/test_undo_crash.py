@@ -60,6 +60,9 @@ UNDOER = textwrap.dedent(
 AppFactory = Callable[..., Awaitable[App]]
 
 
+# Two processes start the app and handle turns one after the other: on a loaded shared host that alone
+# can take most of the default minute, so this test gets two (a hang still fails it).
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("stop_after", [1, 3])
 async def test_an_undo_killed_midway_undoes_once_and_answers_once(
     make_app: AppFactory, tmp_path: Path, stop_after: int
@@ -97,7 +100,7 @@ async def test_an_undo_killed_midway_undoes_once_and_answers_once(
         stderr=subprocess.PIPE,
     )
     try:
-        await wait_for_file(marker, process)
+        await wait_for_file(marker, process, timeout=60)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
