@@ -6,8 +6,9 @@ from the page's own statements of them, because an extractor guesses: its title 
 with the site's name on it, its description may be a ``<meta name="description">`` a page mangled, and its
 date may come from anywhere in the body (an infobox's founding date). The title is the page's JSON-LD
 headline, else ``og:title``, else ``twitter:title``, else ``<title>``; of a title in parts ("Headline |
-Site"), the part that is the page's ``<h1>``, else the title without the part that names the site. Measured
-on real pages with Firefox Reader View's titles (bench/clip.py, docs/clipping-and-documents.md).
+Site"), the part that is the page's ``<h1>`` (its first one that is not the site's name: a masthead), else
+the title without the part that names the site (its ``og:site_name``, publisher, or the name in its address).
+Measured on real pages with Firefox Reader View's titles (bench/clip.py, docs/clipping-and-documents.md).
 """
 
 from __future__ import annotations
@@ -112,8 +113,6 @@ def _html(text: str, url: str) -> Page:
     except (ParserError, ValueError) as exc:
         raise _empty() from exc
     article, publisher = _json_ld(tree)
-    headings = tree.xpath("//h1")
-    h1 = " ".join(headings[0].text_content().split()).strip(_HEADING_MARKS) if headings else None
     document = trafilatura.bare_extraction(
         tree,
         url=url,
@@ -129,16 +128,23 @@ def _html(text: str, url: str) -> Page:
     if not markdown:
         raise _empty()
     sites = [
-        _meta(tree, "og:site_name"),
-        _meta(tree, "application-name"),
-        _meta(tree, "apple-mobile-web-app-title"),
-        publisher,
-        _host_name(url),
+        site
+        for site in (
+            _meta(tree, "og:site_name"),
+            _meta(tree, "application-name"),
+            _meta(tree, "apple-mobile-web-app-title"),
+            publisher,
+            _host_name(url),
+        )
+        if site
     ]
+    # The page's heading: its first <h1> that is not the site's name (a blog's masthead is often an <h1>).
+    headings = (" ".join(h.text_content().split()).strip(_HEADING_MARKS) for h in tree.xpath("//h1"))
+    h1 = next((h for h in headings if h and not any(_names_site(h, site) for site in sites)), None)
     title = headline(
         [_text(article.get("headline")), _meta(tree, "og:title"), _meta(tree, "twitter:title"), _title_tag(tree)],
         h1=h1,
-        sites=[site for site in sites if site],
+        sites=sites,
     )
     return Page(
         title=_short(title or (document.title or "").strip() or h1 or _url_words(url)),
@@ -265,9 +271,14 @@ def _key(text: str) -> str:
 
 
 def _names_site(part: str, site: str) -> bool:
-    """Whether a title's part is the site's name ("BBC News"; "Aktuálně.cz" of "Aktuálně.cz - Víte, co…")."""
-    part_key = _key(part)
-    return len(part_key) >= 3 and part_key in _key(site)
+    """Whether a title's part is the site's name ("BBC News"; "Aktuálně.cz" of "Aktuálně.cz - Víte, co…"; "V8"
+    of v8.dev), or a short part that carries it ("Nicolas Perriault" of nicolas.perriault.net)."""
+    part_key, site_key = _key(part), _key(site)
+    if part_key and part_key == site_key:
+        return True
+    if len(part_key) >= 3 and part_key in site_key:
+        return True
+    return len(site_key) >= 4 and site_key in part_key and len(part.split()) <= 3
 
 
 def _host_name(url: str) -> str | None:

@@ -86,6 +86,24 @@ def test_of_a_title_in_parts_the_one_that_is_the_pages_heading_wins() -> None:
     assert page.title == "Mozilla"
 
 
+def test_a_heading_that_is_the_sites_name_is_not_the_pages_heading() -> None:
+    # A blog whose masthead is the page's first <h1>: the title is the post's, not the blog's name.
+    head = "<title>Coding with models this summer - &lt;antirez&gt;</title>"
+    page = clipped(head, "<h1>&lt;antirez&gt;</h1>" + BODY, url="http://antirez.com/news/154")
+    assert page.title == "Coding with models this summer"
+    # The same on a site whose name is short: "V8" of v8.dev; the next <h1> is the post's.
+    head = "<title>Outside the web: standalone binaries · V8</title>"
+    body = "<h1>V8</h1><h1>Outside the web: standalone binaries</h1>" + BODY
+    assert clipped(head, body, url="https://v8.dev/blog/wasm").title == "Outside the web: standalone binaries"
+
+
+def test_a_part_that_carries_the_hosts_name_names_the_site() -> None:
+    # The author's name is the site's: nicolas.perriault.net.
+    head = "<title>Get your code covered | Code | Nicolas Perriault</title>"
+    page = clipped(head, url="https://nicolas.perriault.net/code/2013/get-your-code-covered/")
+    assert page.title == "Get your code covered | Code"
+
+
 def test_an_infoboxs_date_is_not_the_pages_date() -> None:
     # Wikipedia's infobox marks a company's founding date with the class "published".
     infobox = (
