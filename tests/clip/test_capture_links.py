@@ -3,11 +3,15 @@ page's title; when clipping fails, the link is filed in the inbox as before and 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from bot.app import App
 from tests.clip.conftest import ClipApp
 from tests.fakes.web_server import FakeWeb
 from tests.helpers import outbox, run_inbox
 from tests.runner.conftest import send
+from tests.test_cli import vaultbot
 
 
 async def logged(app: App) -> list[tuple[str, str]]:
@@ -53,3 +57,27 @@ async def test_a_link_with_words_around_it_is_filed_not_clipped(clip_app: ClipAp
     await send(app, f"read this later {web.url('/recipe')}")
     await run_inbox(app)
     assert web.hits == {} and len(list((app.notes.root / "Inbox").iterdir())) == 1
+
+
+def test_a_clipped_link_after_a_captured_note_is_answered_with_the_clipping_in_the_terminal(
+    tmp_path: Path, web: FakeWeb
+) -> None:
+    """The reply names this message's note: not the one captured earlier in the conversation, and
+    the log does not borrow an earlier link's failure either."""
+    lines = f"buy oat milk\n{web.url('/gone/old-post.html')}\ncall mum\n{web.url('/recipe')}\n"
+    done = vaultbot(tmp_path, "chat", stdin=lines, env={"VAULTBOT_CLIP__ALLOW_PRIVATE": "true"})
+    assert done.returncode == 0, done.stderr
+    replies = [line for line in done.stdout.splitlines() if line.startswith("vaultbot> ")]
+    assert replies == [
+        "vaultbot> Saved to Inbox/buy oat milk.md in your vault.",
+        "vaultbot> Saved to Inbox/127.0.0.1 gone old post.md in your vault.",
+        "vaultbot> Saved to Inbox/call mum.md in your vault.",
+        "vaultbot> Saved to Clippings/Easy Lentil Soup.md in your vault.",
+    ]
+    assert (tmp_path / "data" / "vault" / "Clippings" / "Easy Lentil Soup.md").exists()
+    log = vaultbot(tmp_path, "log", "--json")
+    summaries = [entry["summary"] for entry in json.loads(log.stdout)]
+    assert summaries[0] == "Clipped to Clippings/Easy Lentil Soup.md: Easy Lentil Soup"
+    assert summaries[1] == "Captured to the inbox: call mum"
+    assert summaries[2].endswith("(the link could not be clipped: The site answered 404 Not Found.)")
+    assert summaries[3] == "Captured to the inbox: buy oat milk"
