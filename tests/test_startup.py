@@ -204,3 +204,63 @@ def test_run_with_the_webhook_on_a_port_in_use_is_one_line(tmp_path: Path, taken
         f"vaultbot: cannot serve the Telegram webhook on 127.0.0.1:{taken_port}: Address already in use"
     )
     assert DEFAULT_TOKEN not in done.stderr
+
+
+# A token of @BotFather's shape that the fake Telegram does not know: its secret half must never show.
+REFUSED_TOKEN = "987654321:AAHsecret-never-shown_0123456789"
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("refused token", "refused the bot token (Unauthorized): check VAULTBOT_TELEGRAM__TOKEN"),
+        ("address without /bot", "VAULTBOT_TELEGRAM__BASE_URL: expected a Bot API address ending in /bot"),
+        ("not the Bot API", "refused the bot token (Not Found)"),
+        ("token in the address", "the bot token goes in VAULTBOT_TELEGRAM__TOKEN, not in the address"),
+        ("address that is no URL", "VAULTBOT_TELEGRAM__BASE_URL: expected a Bot API address ending in /bot"),
+    ],
+)
+def test_a_token_or_address_telegram_will_not_serve_is_one_line_without_the_token(
+    tmp_path: Path, case: str, says: str
+) -> None:
+    with FakeTelegram() as telegram:
+        address = {
+            "refused token": telegram.base_url,
+            "address without /bot": telegram.base_url.removesuffix("/bot"),
+            "not the Bot API": telegram.base_url.replace("/bot", "/other/bot"),
+            "token in the address": f"{telegram.base_url}{REFUSED_TOKEN}",
+            "address that is no URL": telegram.base_url.removeprefix("http://"),
+        }[case]
+        done = vaultbot(
+            tmp_path,
+            "run",
+            VAULTBOT_TELEGRAM__TOKEN=REFUSED_TOKEN,
+            VAULTBOT_TELEGRAM__BASE_URL=address,
+            VAULTBOT_TELEGRAM__BASE_FILE_URL=telegram.base_file_url,
+        )
+    line = one_line(done)
+    assert line.startswith("vaultbot: ") and says in line
+    assert REFUSED_TOKEN.split(":")[1] not in done.stderr + done.stdout
+
+
+def test_doctor_asks_telegram_who_the_bot_is_and_never_shows_the_token(tmp_path: Path) -> None:
+    with FakeTelegram() as telegram:
+        env = {**CHANNEL, "VAULTBOT_TELEGRAM__BASE_URL": telegram.base_url}
+        accepted = vaultbot(tmp_path, "doctor", **{**env, "VAULTBOT_TELEGRAM__TOKEN": DEFAULT_TOKEN})
+        refused = vaultbot(tmp_path, "doctor", **{**env, "VAULTBOT_TELEGRAM__TOKEN": REFUSED_TOKEN})
+        asked = [request.method for request in telegram.requests]
+    unreachable = vaultbot(tmp_path, "doctor", **CHANNEL)  # nothing listens on port 9
+    assert asked == ["getMe", "getMe"]
+    [ok] = [line for line in accepted.stdout.splitlines() if "telegram:" in line]
+    assert ok == (
+        f"ok   telegram: @vault_test_bot via {telegram.base_url}: token accepted; serving user ids 42; groups off"
+    )
+    [fail] = [line for line in refused.stdout.splitlines() if "telegram:" in line]
+    assert fail.startswith(f"FAIL  telegram: Telegram's Bot API at {telegram.base_url} refused the bot token")
+    assert refused.returncode == 1
+    [down] = [line for line in unreachable.stdout.splitlines() if "telegram:" in line]
+    assert down.startswith("FAIL  telegram: Telegram's Bot API at http://127.0.0.1:9/bot cannot be reached (")
+    for done in (accepted, refused, unreachable):
+        assert "Traceback" not in done.stderr
+        assert REFUSED_TOKEN.split(":")[1] not in done.stdout + done.stderr
+        assert DEFAULT_TOKEN.split(":")[1] not in done.stdout + done.stderr
