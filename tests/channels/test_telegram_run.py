@@ -8,10 +8,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from bot.channels.telegram.channel import SETTLED
 from tests.channels.telegram_harness import RunVaultbot, bus_statuses, finish, free_port, stop, wait_until
 from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
@@ -161,3 +163,37 @@ def fake_env(fake: FakeTelegram | None) -> dict[str, str]:
     if fake is not None:
         env |= {"VAULTBOT_TELEGRAM__BASE_URL": fake.base_url, "VAULTBOT_TELEGRAM__BASE_FILE_URL": fake.base_file_url}
     return env
+
+
+def test_a_second_run_on_the_same_token_says_so_and_exits_while_the_first_serves_on(
+    fake: FakeTelegram, vaultbot_run: RunVaultbot
+) -> None:
+    """As Telegram does, the fake ends the older of two waiting polls with 409 Conflict, so without care
+    the newcomer would win. The first has polled past its start (``SETTLED``) when the second starts."""
+    first = vaultbot_run(**fake_env(fake))
+    first_log = StderrLines(first)
+    wait_until(lambda: bool(fake.calls("getUpdates")), "the first polled", first)
+    polling_since = fake.calls("getUpdates")[0].at
+    wait_until(lambda: time.monotonic() - polling_since > SETTLED + 0.5, "the first polled past its start", first)
+
+    second = vaultbot_run(**fake_env(fake))
+    errors = finish(second)
+    assert second.returncode == 1, errors
+    said = [line for line in errors.splitlines() if line.startswith("vaultbot")]
+    assert said == [
+        "vaultbot run: capture mode; Telegram as @vault_test_bot (polling) for user ids 42; Ctrl-C to stop",
+        "vaultbot: another process is already polling @vault_test_bot's token (Telegram answered 409 Conflict), "
+        "so this one stops: stop that one first to start here"
+    ]
+    assert fake.conflicts >= 2  # the first was ended once, and ended the second in turn
+
+    fake.push_update(tg.text_update("buy oat milk"))
+    fake.wait_for(lambda f: len(f.sent) == 1, timeout=30)
+    assert fake.sent_texts[0].startswith("Saved to Inbox/buy oat milk.md")
+    assert first.poll() is None  # the first serves on
+    first.send_signal(signal.SIGTERM)
+    first.wait(timeout=40)
+    assert first.returncode == 0
+    assert first_log.has("another process polled this bot token")
+    for text in (errors, first_log.text()):
+        assert "Traceback" not in text and tg.DEFAULT_TOKEN not in text
