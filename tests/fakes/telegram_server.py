@@ -11,9 +11,9 @@ offset / long-poll semantics, conflicts included: as Telegram's server does, a `
 will wait ends the one already waiting with 409 Conflict, at once if no conflict was answered in
 the last ``conflict_pause`` seconds, else after that pause (two pollers of one token take turns
 ending each other). ``add_file`` registers downloads; ``fail_next``, ``reject_entities`` and
-``conflict`` (every ``getUpdates`` answered 409) inject errors. Every call lands in ``requests``; ``sent``, ``edits``, ``drafts``,
-``actions``, ``commands`` and ``menu_buttons`` summarise the outgoing side (a sent message's ``reply_markup``
-included), ``downloads`` the files fetched. ``wait_for`` /
+``conflict`` (every ``getUpdates`` answered 409) inject errors. Every call lands in ``requests``;
+``sent``, ``edits``, ``drafts``, ``actions``, ``commands`` and ``menu_buttons`` summarise the outgoing
+side (a sent message's ``reply_markup`` included), ``downloads`` the files fetched. ``wait_for`` /
 ``await_for`` block until a predicate of the fake holds; ``hold`` keeps a call on the wire until released.
 """
 
