@@ -183,7 +183,7 @@ def test_a_second_run_on_the_same_token_says_so_and_exits_while_the_first_serves
     assert said == [
         "vaultbot run: capture mode; Telegram as @vault_test_bot (polling) for user ids 42; Ctrl-C to stop",
         "vaultbot: another process is already polling @vault_test_bot's token (Telegram answered 409 Conflict), "
-        "so this one stops: stop that one first to start here"
+        "so this one stops: stop that one first to start here",
     ]
     assert fake.conflicts >= 2  # the first was ended once, and ended the second in turn
 
