@@ -245,7 +245,9 @@ def test_a_token_or_address_telegram_will_not_serve_is_one_line_without_the_toke
         )
     line = one_line(done)
     assert line.startswith("vaultbot: ") and says in line
-    assert REFUSED_TOKEN.split(":")[1] not in done.stderr + done.stdout
+    log = tmp_path / "data" / "vaultbot.log"
+    logged = log.read_text(encoding="utf-8") if log.exists() else ""
+    assert REFUSED_TOKEN.split(":")[1] not in done.stderr + done.stdout + logged
 
 
 def test_doctor_asks_telegram_who_the_bot_is_and_never_shows_the_token(tmp_path: Path) -> None:
