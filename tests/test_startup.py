@@ -19,7 +19,7 @@ import pytest
 from tests.channels.telegram_harness import wait_until
 from tests.fakes.local_http import LocalServer
 from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeTelegram
-from tests.helpers import StderrLines, bound_by_permissions, subprocess_env
+from tests.helpers import bound_by_permissions, subprocess_env, vaultbot_process
 
 STARTING = [("chat",), ("run",), ("log",), ("runs",), ("usage",), ("review", "--port", "0")]
 # `run` with a channel, so that the only line is the problem (without one it says it serves none);
@@ -325,27 +325,11 @@ def test_an_error_page_in_the_bot_apis_place_is_tried_again_in_a_short_line_with
         "VAULTBOT_TELEGRAM__TOKEN": REFUSED_TOKEN,
         "VAULTBOT_TELEGRAM__BASE_URL": f"{not_the_bot_api}/gateway/bot",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bot", "run"],
-        cwd=tmp_path,
-        env=subprocess_env(**env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    log = StderrLines(process)
-    try:
+    with vaultbot_process(tmp_path, "run", **env) as (process, log):
         wait_until(lambda: log.has("trying again in 2 s"), "it said it tries again", process)
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=40)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=10)
-        said = log.text()
-        assert process.stderr is not None
-        process.stderr.close()
+    said = log.text()
     [line] = [line for line in said.splitlines() if "trying again" in line]
     assert line.startswith(f"Telegram's Bot API at {not_the_bot_api}/gateway/bot cannot be reached (Bad Gateway (502)")
     assert len(line) < 400 and process.returncode == 0

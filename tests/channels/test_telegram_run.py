@@ -7,7 +7,6 @@ import contextlib
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import StderrLines, subprocess_env
+from tests.helpers import StderrLines, vaultbot_process
 
 API_KEY = "sk-ant-sigint-test"
 
@@ -125,31 +124,14 @@ def test_telegram_that_never_answers_is_tried_again_and_the_bot_stops_on_a_signa
 def test_run_says_its_mode_which_bot_it_serves_as_and_the_review_address(fake: FakeTelegram, tmp_path: Path) -> None:
     port = free_port()
     env = {**fake_env(fake), "VAULTBOT_REVIEW__ENABLED": "true", "VAULTBOT_REVIEW__PORT": str(port)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bot", "run"],
-        cwd=tmp_path,
-        env=subprocess_env(**env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    log = StderrLines(process)
-    try:
+    with vaultbot_process(tmp_path, "run", stdout=subprocess.PIPE, **env) as (process, log):
         wait_until(lambda: log.has("vaultbot run:"), "it said what it serves", process)
         assert process.stdout is not None
         address = process.stdout.readline()
         assert address.startswith(f"http://127.0.0.1:{port}/?token=")
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=40)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=10)
-        said = log.text()  # read to the end
-        for pipe in (process.stdout, process.stderr):
-            assert pipe is not None
-            pipe.close()
-    assert process.returncode == 0, said
+    assert process.returncode == 0, log.text()
     # The page is served at once; the line about Telegram waits for Telegram's answer.
     assert log.lines == [
         "The review page (Ctrl-C to stop):\n",

@@ -69,7 +69,7 @@ class TelegramChannel:
     when ``settings.draft_interval`` is above 0. With ``review_app`` (the review page's Mini App
     address), each allowlisted user's chat gets a "Review" menu button that opens it. ``tell`` hears
     Telegram unreachable at start, a line each time; ``ready`` is set once Telegram has said who the
-    bot is, and ``serving_as`` then says it."""
+    bot is and updates can come (the webhook listening), and ``serving_as`` then says it."""
 
     def __init__(
         self,
@@ -177,7 +177,6 @@ class TelegramChannel:
         how = f"webhook {self._settings.webhook_url}" if self.webhook is not None else "polling"
         users = ", ".join(str(user) for user in self._settings.allowed_users)
         self.serving_as = f"Telegram as @{self.bot.username} ({how}) for user ids {users}"
-        self.ready.set()
         async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             await self._set_menu_buttons()
@@ -191,6 +190,7 @@ class TelegramChannel:
                     else:
                         await self.bot.delete_webhook()
                         log.info("telegram: polling as @%s", self.bot.username)
+                        self.ready.set()
                         await self._poll()
                     # Receiving has stopped; replies keep going out until stop() says how long is left.
                     await self._closing.wait()
@@ -236,7 +236,7 @@ class TelegramChannel:
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
         settings = self._settings
         assert settings.webhook_url is not None and settings.webhook_secret is not None
-        server = webhook.listen()
+        server = webhook.listen()  # a port in use is said alone, before the channel is ready
         stop = asyncio.Event()
         serving = asyncio.create_task(server.serve(stop))
         try:
@@ -247,6 +247,7 @@ class TelegramChannel:
             )
             where = f"{settings.webhook_listen}:{server.port}"
             log.info("telegram: webhook for @%s listening on %s", self.bot.username, where)
+            self.ready.set()
             await self._stopping.wait()
         finally:
             # Posts in flight are stored and answered before the server closes.
