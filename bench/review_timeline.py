@@ -1,7 +1,7 @@
 """How long the review page's timeline takes on a big store: generates N interactions (default
 100,000), each with a run and its steps (a model call, a vault_write, a log_interaction), then
 times whole HTTP requests to the real app (uvicorn on 127.0.0.1, the token cookie) for the first
-page, a deep page, a search, filters, and a run's page.
+page, a deep page, a search, filters, a run's page, and the notes list.
 
     .venv/bin/python bench/review_timeline.py [--interactions 100000] [--requests 30] [--keep DIR]
 """
@@ -119,6 +119,8 @@ async def bench(folder: Path, count: int, requests: int) -> None:
                     "filter: date range": "/?since=2026-03-01&until=2026-03-02",
                     "filter: run status (rare)": "/?status=failed",
                     "a run's page": f"/runs/{deep:032x}",
+                    "notes, first page": "/notes",
+                    "notes, JSON twin": "/notes?format=json",
                     "JSON twin of the first page": "/?format=json",
                 }
                 print(f"{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'bytes':>8}   ({requests} requests each)")

@@ -144,6 +144,8 @@ class App:
                 profile_note=settings.memory.note,
                 trusted_servers=frozenset(name for name, server in settings.mcp.servers.items() if server.trusted),
             ),
+            # A link sent alone is clipped with the assistant on too, as capture mode clips it.
+            links=_capture(settings, clock, hint=None) if mode == "assistant" else None,
             # Dead letters get a note each in the inbox, even with daily capture: filing one again after
             # a crash then finds the same note instead of appending a second line to the day's note.
             filer=CaptureModel(settings.vault.inbox, hint=None, log=False),

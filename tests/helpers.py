@@ -11,6 +11,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,6 +80,34 @@ class StderrLines:
     def text(self) -> str:
         self._thread.join(timeout=10)
         return "".join(self.lines)
+
+
+@contextlib.contextmanager
+def vaultbot_process(
+    cwd: Path, *args: str, stdout: int = subprocess.DEVNULL, **env: str
+) -> Iterator[tuple[subprocess.Popen[str], StderrLines]]:
+    """``vaultbot ARGS`` started in ``cwd`` with ``env``, its standard error read as it comes. Killed at
+    the end if still running; then its standard error is read to the end and its pipes are closed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", *args],
+        cwd=cwd,
+        env=subprocess_env(**env),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = StderrLines(process)
+    try:
+        yield process, log
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+        log.text()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 class Steps:

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import pty
+import re
 import select
 import signal
 import sqlite3
@@ -387,3 +388,18 @@ async def test_ctrl_c_stops_run_gracefully_and_loses_nothing_in_flight(tmp_path:
         assert runs == ["completed"]
     else:
         assert status == "pending"
+
+
+def test_runs_and_log_show_the_latest_20_as_the_readme_says_and_limit_shows_more(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for command in ("log", "runs"):
+        [line] = [line for line in readme.splitlines() if re.match(rf"vaultbot {command} +#", line)]
+        assert "the latest 20" in line and "--limit" in line and "every" not in line
+    done = vaultbot(tmp_path, "chat", stdin="".join(f"thought {n}\n" for n in range(23)))
+    assert done.returncode == 0, done.stderr
+    assert len(as_json(tmp_path, "runs")) == 20
+    assert len(as_json(tmp_path, "log")) == 20
+    assert len(as_json(tmp_path, "runs", "--limit", "500")) == 23
+    assert len(as_json(tmp_path, "log", "--limit", "500")) == 23
+    refused = vaultbot(tmp_path, "runs", "--limit", "0")
+    assert refused.returncode == 2 and "--limit" in refused.stderr and "Traceback" not in refused.stderr

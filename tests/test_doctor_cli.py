@@ -135,3 +135,25 @@ def test_doctor_says_where_warnings_are_logged(tmp_path: Path) -> None:
     assert (
         line(done, "log") == f"ok   log: warnings and errors go to {log} (with -v, INFO and up on standard error too)"
     )
+
+
+def test_doctor_says_which_system_prompt_the_model_gets(tmp_path: Path) -> None:
+    built_in = doctor(tmp_path)
+    assert line(built_in, "prompt") == (
+        "ok   system prompt: the built-in one (config/system_prompt.md does not exist; VAULTBOT_MODEL__SYSTEM_PROMPT)"
+    )
+    prompt = tmp_path / "config" / "system_prompt.md"
+    prompt.parent.mkdir()
+    prompt.write_text("You are my terse assistant. Answer in one line.\n")
+    own = doctor(tmp_path)
+    assert line(own, "prompt") == f"ok   system prompt: {prompt.resolve()} (9 words; VAULTBOT_MODEL__SYSTEM_PROMPT)"
+    prompt.chmod(0o000)
+    try:
+        unreadable = doctor(tmp_path)
+    finally:
+        prompt.chmod(0o644)
+    assert unreadable.returncode == 1
+    assert line(unreadable, "prompt") == (
+        "FAIL  system prompt: config/system_prompt.md cannot be read (Permission denied): "
+        "VAULTBOT_MODEL__SYSTEM_PROMPT names it"
+    )

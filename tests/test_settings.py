@@ -29,6 +29,8 @@ SAMPLES = {
     "VAULTBOT_TIMEZONE": "Europe/Berlin",
     "VAULTBOT_BUDGET__DAILY_USD": "2",
     "VAULTBOT_TRANSCRIBE__BASE_URL": "http://localhost:8000/v1",
+    "VAULTBOT_TELEGRAM__BASE_URL": "http://localhost:8081/bot",
+    "VAULTBOT_TELEGRAM__BASE_FILE_URL": "http://localhost:8081/file/bot",
     "VAULTBOT_VAULT__CAPTURE_TO": "daily",
     "VAULTBOT_MODEL__SDK_MAX_RETRIES": "3",
     "VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen",

@@ -5,16 +5,21 @@ user's process does (see ``bound_by_permissions``)."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
+from tests.channels.telegram_harness import wait_until
+from tests.fakes.local_http import LocalServer
 from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeTelegram
-from tests.helpers import bound_by_permissions, subprocess_env
+from tests.helpers import bound_by_permissions, subprocess_env, vaultbot_process
 
 STARTING = [("chat",), ("run",), ("log",), ("runs",), ("usage",), ("review", "--port", "0")]
 # `run` with a channel, so that the only line is the problem (without one it says it serves none);
@@ -204,3 +209,128 @@ def test_run_with_the_webhook_on_a_port_in_use_is_one_line(tmp_path: Path, taken
         f"vaultbot: cannot serve the Telegram webhook on 127.0.0.1:{taken_port}: Address already in use"
     )
     assert DEFAULT_TOKEN not in done.stderr
+
+
+# A token of @BotFather's shape that the fake Telegram does not know: its secret half must never show.
+REFUSED_TOKEN = "987654321:AAHsecret-never-shown_0123456789"
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("refused token", "refused the bot token (Unauthorized): check VAULTBOT_TELEGRAM__TOKEN"),
+        ("address without /bot", "VAULTBOT_TELEGRAM__BASE_URL: expected a Bot API address ending in /bot"),
+        ("not the Bot API", "refused the bot token (Not Found)"),
+        ("token in the address", "the bot token goes in VAULTBOT_TELEGRAM__TOKEN, not in the address"),
+        ("address that is no URL", "VAULTBOT_TELEGRAM__BASE_URL: expected a Bot API address ending in /bot"),
+    ],
+)
+def test_a_token_or_address_telegram_will_not_serve_is_one_line_without_the_token(
+    tmp_path: Path, case: str, says: str
+) -> None:
+    with FakeTelegram() as telegram:
+        address = {
+            "refused token": telegram.base_url,
+            "address without /bot": telegram.base_url.removesuffix("/bot"),
+            "not the Bot API": telegram.base_url.replace("/bot", "/other/bot"),
+            "token in the address": f"{telegram.base_url}{REFUSED_TOKEN}",
+            "address that is no URL": telegram.base_url.removeprefix("http://"),
+        }[case]
+        done = vaultbot(
+            tmp_path,
+            "run",
+            VAULTBOT_TELEGRAM__TOKEN=REFUSED_TOKEN,
+            VAULTBOT_TELEGRAM__BASE_URL=address,
+            VAULTBOT_TELEGRAM__BASE_FILE_URL=telegram.base_file_url,
+        )
+    line = one_line(done)
+    assert line.startswith("vaultbot: ") and says in line
+    log = tmp_path / "data" / "vaultbot.log"
+    logged = log.read_text(encoding="utf-8") if log.exists() else ""
+    assert REFUSED_TOKEN.split(":")[1] not in done.stderr + done.stdout + logged
+
+
+def test_doctor_asks_telegram_who_the_bot_is_and_never_shows_the_token(tmp_path: Path) -> None:
+    with FakeTelegram() as telegram:
+        env = {**CHANNEL, "VAULTBOT_TELEGRAM__BASE_URL": telegram.base_url}
+        accepted = vaultbot(tmp_path, "doctor", **{**env, "VAULTBOT_TELEGRAM__TOKEN": DEFAULT_TOKEN})
+        refused = vaultbot(tmp_path, "doctor", **{**env, "VAULTBOT_TELEGRAM__TOKEN": REFUSED_TOKEN})
+        asked = [request.method for request in telegram.requests]
+    unreachable = vaultbot(tmp_path, "doctor", **CHANNEL)  # nothing listens on port 9
+    assert asked == ["getMe", "getMe"]
+    [ok] = [line for line in accepted.stdout.splitlines() if "telegram:" in line]
+    assert ok == (
+        f"ok   telegram: @vault_test_bot via {telegram.base_url}: token accepted; serving user ids 42; groups off"
+    )
+    [fail] = [line for line in refused.stdout.splitlines() if "telegram:" in line]
+    assert fail.startswith(f"FAIL  telegram: Telegram's Bot API at {telegram.base_url} refused the bot token")
+    assert refused.returncode == 1
+    [down] = [line for line in unreachable.stdout.splitlines() if "telegram:" in line]
+    assert down.startswith("FAIL  telegram: Telegram's Bot API at http://127.0.0.1:9/bot cannot be reached (")
+    for done in (accepted, refused, unreachable):
+        assert "Traceback" not in done.stderr
+        assert REFUSED_TOKEN.split(":")[1] not in done.stdout + done.stderr
+        assert DEFAULT_TOKEN.split(":")[1] not in done.stdout + done.stderr
+
+
+class NotTheBotApi(BaseHTTPRequestHandler):
+    """Not Telegram: a web page for every request, echoing the address asked for (the token is in it)."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = f"<html><body><h1>Welcome!</h1><p>You asked for {self.path}</p>{'<p>more</p>' * 5000}</body></html>"
+        status = 502 if "gateway" in self.path else 200
+        self.send_response(status)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(body.encode())))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def not_the_bot_api() -> Iterator[str]:
+    server = LocalServer(("127.0.0.1", 0), NotTheBotApi)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_web_page_where_the_bot_api_should_be_is_one_short_line_and_the_token_is_in_no_log(
+    tmp_path: Path, not_the_bot_api: str
+) -> None:
+    done = vaultbot(
+        tmp_path, "run", VAULTBOT_TELEGRAM__TOKEN=REFUSED_TOKEN, VAULTBOT_TELEGRAM__BASE_URL=f"{not_the_bot_api}/bot"
+    )
+    line = one_line(done)
+    assert line.startswith(f"vaultbot: {not_the_bot_api}/bot does not answer as Telegram's Bot API does (")
+    assert len(line) < 400
+    secret = REFUSED_TOKEN.split(":")[1]
+    assert secret not in done.stderr
+    assert secret not in (tmp_path / "data" / "vaultbot.log").read_text(encoding="utf-8")
+
+
+def test_an_error_page_in_the_bot_apis_place_is_tried_again_in_a_short_line_without_the_token(
+    tmp_path: Path, not_the_bot_api: str
+) -> None:
+    """A 502 page is what Telegram's own proxy answers in an outage: tried again, never a traceback."""
+    env = {
+        **CHANNEL,
+        "VAULTBOT_TELEGRAM__TOKEN": REFUSED_TOKEN,
+        "VAULTBOT_TELEGRAM__BASE_URL": f"{not_the_bot_api}/gateway/bot",
+    }
+    with vaultbot_process(tmp_path, "run", **env) as (process, log):
+        wait_until(lambda: log.has("trying again in 2 s"), "it said it tries again", process)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=40)
+    said = log.text()
+    [line] = [line for line in said.splitlines() if "trying again" in line]
+    assert line.startswith(f"Telegram's Bot API at {not_the_bot_api}/gateway/bot cannot be reached (Bad Gateway (502)")
+    assert len(line) < 400 and process.returncode == 0
+    assert "Traceback" not in said and REFUSED_TOKEN.split(":")[1] not in said

@@ -10,21 +10,22 @@ from tests.test_cli import vaultbot
 
 
 def test_an_unknown_command_says_so_with_the_help_and_files_nothing(tmp_path: Path) -> None:
-    done = vaultbot(tmp_path, "chat", stdin="/bogus\n/Bogus with words\n")
+    done = vaultbot(tmp_path, "chat", stdin="/bogus\n/Bogus with words\n/bogus-cmd-zz\n")
     assert done.returncode == 0, done.stderr
-    first, second = done.stdout.split("vaultbot> ")[1:]
+    first, second, third = done.stdout.split("vaultbot> ")[1:]
     assert first.startswith("I don't know the command /bogus, so I did nothing with that message.")
     assert "/note <text> — file it as a note right away" in first  # the /help text
     assert second.startswith("I don't know the command /bogus,")
+    assert third.startswith("I don't know the command /bogus-cmd-zz, so I did nothing with that message.")
     inbox = tmp_path / "data" / "vault" / "Inbox"
     assert not inbox.exists() or list(inbox.iterdir()) == []
 
 
-def test_a_message_that_only_starts_with_a_slash_is_filed(tmp_path: Path) -> None:
+def test_a_message_that_only_starts_with_a_path_is_filed_under_a_name_without_a_leading_dash(tmp_path: Path) -> None:
     done = vaultbot(tmp_path, "chat", stdin="/etc/hosts is odd\n")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("vaultbot> Saved to Inbox/")
-    assert [p.name for p in (tmp_path / "data" / "vault" / "Inbox").iterdir()] == ["-etc-hosts is odd.md"]
+    assert done.stdout.startswith("vaultbot> Saved to Inbox/etc-hosts is odd.md")
+    assert [p.name for p in (tmp_path / "data" / "vault" / "Inbox").iterdir()] == ["etc-hosts is odd.md"]
 
 
 def test_a_link_is_filed_under_its_host_and_path_words(tmp_path: Path) -> None:

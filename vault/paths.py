@@ -128,13 +128,14 @@ def folder_name(segment: str) -> str:
 def portable_name(text: str, max_bytes: int) -> str:
     """``text`` as one path component of at most ``max_bytes`` UTF-8 bytes that Windows, macOS,
     Linux and Obsidian all accept: no separators, no ``<>:"|?*#^[]``, control or text-direction characters,
-    no reserved device name (CON, NUL, COM1…), no leading dot, no trailing dot or space. A cut falls between
-    characters, never inside one."""
+    no reserved device name (CON, NUL, COM1…), no leading dot or dash, no trailing dot or space. A cut falls
+    between characters, never inside one."""
     name = _SEPARATORS.sub("-", _INVISIBLE.sub("", text))
     name = _FORBIDDEN.sub(" ", name)
     name = " ".join(name.split())
-    # A leading dot would hide the entry; trailing dots and spaces are dropped by Windows.
-    name = name.strip(" .")
+    # A leading dot would hide the entry, and a leading dash reads as an option to every command
+    # (`rm -note.md`); trailing dots and spaces are dropped by Windows.
+    name = name.lstrip(" .-").rstrip(" .")
     base, dot, rest = name.partition(".")
     if base.strip().upper() in _RESERVED:
         name = f"{base.strip()}_{dot}{rest}"

@@ -136,7 +136,7 @@ def retry(ctx: click.Context, ids: tuple[str, ...]) -> None:
 def run_command(ctx: click.Context) -> None:
     """Serve every configured channel with the workers, until SIGINT or SIGTERM."""
     from bot.app import App
-    from bot.channels.telegram import TelegramConflict
+    from bot.channels.telegram import TelegramConflict, TelegramRefused
     from bot.cli.serve import serve, stop_on_signals
     from bot.web import CannotListen
 
@@ -158,13 +158,16 @@ def run_command(ctx: click.Context) -> None:
     async def main() -> None:
         async with await App.open(settings) as app:
             _settle_heap()
-            await serve(app, stop_on_signals(), announce=_announce)
+            await serve(app, stop_on_signals(), announce=_announce, tell=lambda line: click.echo(line, err=True))
 
     try:
         _run(main())
     except* TelegramConflict as group:
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(1)
+    except* TelegramRefused as group:  # a token or address to fix: a start-up problem like a bad setting
+        click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
+        ctx.exit(2)
     except* CannotListen as group:  # a port in use: a start-up problem like a bad setting
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(2)

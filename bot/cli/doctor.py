@@ -7,12 +7,12 @@ import contextlib
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from bot.cli.logs import log_file, log_files
 from bot.clock import Clock
 from bot.db import WAL_FILES
 from bot.private_files import open_private, readable_by_others
+from bot.redact import without_credentials
 from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file, unknown_settings
 from bot.startup import StartupError, capture_folder, open_database, probe_folder
@@ -33,7 +33,7 @@ class Check:
 
 async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check]:
     """Run every check; none of them changes anything but a scratch file, and the model and
-    transcription endpoints are each asked one free question."""
+    transcription endpoints and Telegram are each asked one free question."""
     clock = clock or Clock(settings.zone)
     source, in_force, *rest = configured(settings, clock)
     return [
@@ -44,7 +44,8 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         await asyncio.to_thread(_vault, settings),
         await _database(settings.store.path),
         await asyncio.to_thread(_privacy, settings),
-        *[await _model(settings) if check.name == "model" and not settings.capture_mode else check for check in rest],
+        *[await _asked(settings, check) for check in rest],
+        await asyncio.to_thread(_system_prompt, settings),
         await _transcription(settings),
         *await _money(settings, clock),
         *await _mcp(settings),
@@ -72,6 +73,31 @@ def configured(settings: Settings, clock: Clock) -> list[Check]:
             f"{clock.tz} ({'VAULTBOT_TIMEZONE' if settings.timezone else 'the machine' + chr(39) + 's'})",
         ),
     ]
+
+
+async def _asked(settings: Settings, check: Check) -> Check:
+    """A check of what is configured, replaced by the answer of what it names where there is one to
+    ask: the model API (with a key), Telegram (with a token and someone to serve)."""
+    if check.name == "model" and not settings.capture_mode:
+        return await _model(settings)
+    if check.name == "telegram" and check.ok and settings.telegram.token is not None:
+        return await _telegram_me(settings)
+    return check
+
+
+def _system_prompt(settings: Settings) -> Check:
+    """Which system prompt the model gets: the file the setting names, or the built-in one."""
+    path = settings.model.system_prompt
+    if not path.exists():
+        return Check("system prompt", True, f"the built-in one ({path} does not exist; VAULTBOT_MODEL__SYSTEM_PROMPT)")
+    try:
+        words = len(path.read_text(encoding="utf-8").split())
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return Check(
+            "system prompt", False, f"{path} cannot be read ({reason}): VAULTBOT_MODEL__SYSTEM_PROMPT names it"
+        )
+    return Check("system prompt", True, f"{path.resolve()} ({words} words; VAULTBOT_MODEL__SYSTEM_PROMPT)")
 
 
 def _in_force(settings: Settings) -> str:
@@ -159,7 +185,7 @@ async def _model(settings: Settings) -> Check:
     model = build_model(settings, Clock(settings.zone), timeout=min(settings.model.timeout, DOCTOR_TIMEOUT))
     assert isinstance(model, AnthropicModel)  # a key is set: not capture mode
     base = settings.anthropic_base_url
-    where = f"{settings.model.name} via {_without_credentials(base) if base else 'the Anthropic API'}"
+    where = f"{settings.model.name} via {without_credentials(base) if base else 'the Anthropic API'}"
     try:
         answered = await model.check()
     except ModelError as exc:
@@ -229,7 +255,7 @@ async def _transcription(settings: Settings) -> Check:
             "off: voice notes are filed without a transcript "
             "(set VAULTBOT_TRANSCRIBE__API_KEY, or __BASE_URL for a local server)",
         )
-    where = _without_credentials(config.endpoint)
+    where = without_credentials(config.endpoint)
     try:
         offered = await client.models()
     except TranscriptionError as exc:
@@ -259,14 +285,6 @@ async def _mcp(settings: Settings) -> list[Check]:
     return [Check(f"mcp {server.name}", server.ok, server.describe()) for server in await report(settings)]
 
 
-def _without_credentials(url: str) -> str:
-    """``url`` without a user name or password, which some people put in it."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 def _telegram(settings: Settings) -> Check:
     tg = settings.telegram
     if tg.token is None:
@@ -275,6 +293,32 @@ def _telegram(settings: Settings) -> Check:
         return Check(
             "telegram", False, "token set but VAULTBOT_TELEGRAM__ALLOWED_USERS is empty: nobody would be served"
         )
+    return Check("telegram", True, f"token set; {_served(settings)}; API {without_credentials(tg.base_url)}")
+
+
+async def _telegram_me(settings: Settings) -> Check:
+    """Asks Telegram who the bot is (``getMe``): free, and it needs the token, so one request says
+    whether Telegram is reachable at the configured address and accepts the token."""
+    from telegram import Bot
+    from telegram.request import HTTPXRequest
+
+    from bot.channels.telegram import TelegramRefused, TelegramUnreachable, introduce
+
+    tg = settings.telegram
+    assert tg.token is not None
+    waits = {f"{kind}_timeout": DOCTOR_TIMEOUT for kind in ("connect", "read", "write", "pool")}
+    bot = Bot(tg.token.get_secret_value(), base_url=tg.base_url, request=HTTPXRequest(**waits))
+    try:
+        me = await introduce(bot, tg)
+    except (TelegramRefused, TelegramUnreachable) as exc:
+        return Check("telegram", False, str(exc))
+    finally:
+        await bot.shutdown()
+    where = without_credentials(tg.base_url)
+    return Check("telegram", True, f"@{me.username} via {where}: token accepted; {_served(settings)}")
+
+
+def _served(settings: Settings) -> str:
+    tg = settings.telegram
     users = ", ".join(str(u) for u in tg.allowed_users)
-    groups = "groups on" if tg.allow_groups else "groups off"
-    return Check("telegram", True, f"token set; serving user ids {users}; {groups}; API {tg.base_url}")
+    return f"serving user ids {users}; {'groups on' if tg.allow_groups else 'groups off'}"

@@ -112,6 +112,9 @@ def send_logs(settings: Settings, *, verbose: bool) -> Callable[[], None]:
     root.setLevel(logging.INFO if verbose else logging.WARNING)
     for name in ("httpx", "httpx2"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # python-telegram-bot logs an answer that is not JSON whole, and a web page answering in the Bot API's
+    # place may echo the address, token and all; the channel says what went wrong in a line of its own.
+    logging.getLogger("telegram.request.BaseRequest").setLevel(logging.CRITICAL)
     for kept in log_files(settings):  # left readable by an older version: said in the log just opened
         tighten(kept)
 

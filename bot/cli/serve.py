@@ -25,7 +25,12 @@ GRACE_SECONDS = 30.0
 
 
 async def serve(
-    app: App, stop: asyncio.Event, *, announce: Callable[[str], None] = print, grace: float = GRACE_SECONDS
+    app: App,
+    stop: asyncio.Event,
+    *,
+    announce: Callable[[str], None] = print,
+    tell: Callable[[str], None] | None = None,
+    grace: float = GRACE_SECONDS,
 ) -> None:
     """Run until ``stop`` is set; then let in-flight work finish or release it for redelivery.
 
@@ -36,14 +41,17 @@ async def serve(
 
     A channel that fails (another instance polling the same Telegram token) stops everything and
     its error propagates. With the review page enabled, its address (token included) is passed
-    to ``announce``, never logged.
+    to ``announce``, never logged. ``tell`` hears what a person starting it should know, a line
+    each: once every channel is ready, the mode and whom each serves as (the Telegram bot), and
+    before that a channel that cannot reach its service yet.
 
     The configuration it runs with is recorded in the store first, for the review page to show.
     """
-    await app.store.record_bot_config(configuration(app))
+    config = configuration(app)
+    await app.store.record_bot_config(config)
     async with AsyncExitStack() as pages:
         review = await _review(app, pages) if app.settings.review.enabled else None
-        await _serve(app, stop, review, announce, grace)
+        await _serve(app, stop, review, announce, tell or (lambda line: None), grace)
 
 
 def configuration(app: App) -> dict[str, Any]:
@@ -65,13 +73,19 @@ def configuration(app: App) -> dict[str, Any]:
 
 
 async def _serve(
-    app: App, stop: asyncio.Event, review: ReviewServer | None, announce: Callable[[str], None], grace: float
+    app: App,
+    stop: asyncio.Event,
+    review: ReviewServer | None,
+    announce: Callable[[str], None],
+    tell: Callable[[str], None],
+    grace: float,
 ) -> None:
     workers: list[Worker | Scheduler] = [app.runner_worker(), app.consent_worker(), app.scheduler]
-    channels = [_telegram(app)] if app.settings.telegram.token is not None else []
+    channels = [_telegram(app, tell)] if app.settings.telegram.token is not None else []
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
+        telling = tasks.create_task(_when_ready(app, channels, tell))
         if review is not None:
             tasks.create_task(review.serve(stop))
             announce(app.review.url or "")
@@ -80,6 +94,7 @@ async def _serve(
         stopped = asyncio.ensure_future(stop.wait())
         await asyncio.wait([stopped, *running], return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
+        telling.cancel()
         log.info("stopping: finishing in-flight messages and sending their replies (up to %.0fs)", grace)
         deadline = asyncio.get_running_loop().time() + grace
         for channel in channels:
@@ -87,6 +102,16 @@ async def _serve(
         await asyncio.gather(*(worker.stop(grace) for worker in workers))
         left = max(0.0, deadline - asyncio.get_running_loop().time())
         await asyncio.gather(*(channel.stop(left) for channel in channels))
+
+
+async def _when_ready(app: App, channels: list[TelegramChannel], tell: Callable[[str], None]) -> None:
+    """Once every channel is ready, one line: the mode and whom each channel serves as. A channel that
+    cannot start says so instead, alone."""
+    await asyncio.gather(*(channel.ready.wait() for channel in channels))
+    model = app.model.name
+    mode = "capture mode" if isinstance(app.model, CaptureModel) else f"assistant mode with {model}"
+    serving = "; ".join(channel.serving_as for channel in channels) or "no channel"
+    tell(f"vaultbot run: {mode}; {serving}; Ctrl-C to stop")
 
 
 async def _review(app: App, pages: AsyncExitStack) -> ReviewServer:
@@ -103,7 +128,7 @@ async def _review(app: App, pages: AsyncExitStack) -> ReviewServer:
     return server
 
 
-def _telegram(app: App) -> TelegramChannel:
+def _telegram(app: App, tell: Callable[[str], None]) -> TelegramChannel:
     return TelegramChannel(
         app.settings.telegram,
         bus=app.bus,
@@ -112,6 +137,7 @@ def _telegram(app: App) -> TelegramChannel:
         progress=app.progress,
         lease=app.settings.bus.lease_seconds,
         review_app=app.settings.review.app_url,
+        tell=tell,
     )
 
 

@@ -541,6 +541,22 @@ def m018_change_sets(conn: sqlite3.Connection) -> None:
     )
 
 
+def m019_clippings_in_the_notes_list(conn: sqlite3.Connection) -> None:
+    """The review page's notes list and a note's page count the pages ``clip_link`` filed as well as
+    the notes ``vault_write`` wrote: their two indexes cover both tools' steps."""
+    _script(
+        conn,
+        """
+        DROP INDEX steps_by_note;
+        DROP INDEX steps_notes_by_time;
+        CREATE INDEX steps_by_note ON steps (json_extract(output, '$.path'), created_at)
+            WHERE kind = 'tool' AND name IN ('vault_write', 'clip_link');
+        CREATE INDEX steps_notes_by_time ON steps (created_at)
+            WHERE kind = 'tool' AND name IN ('vault_write', 'clip_link');
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -560,6 +576,7 @@ MIGRATIONS: list[Migration] = [
     m016_scheduled_model_runs,
     m017_refusals,
     m018_change_sets,
+    m019_clippings_in_the_notes_list,
 ]
 
 

@@ -92,7 +92,7 @@ class CaptureModel:
                 return _calls(("capture_log", "log_interaction", entry))
         if self._log and _WRITE in answered:
             write = next(b["input"] for b in messages[-2]["content"] if b.get("id") == _WRITE)
-            entry = _log_entry(write, filed(messages[-2:]), _user_text(messages), _clip_error(messages))
+            entry = _log_entry(write, filed(messages), _user_text(messages), _clip_error(messages))
             return _calls(("capture_log", "log_interaction", entry))
         outcome = filed(messages)
         return ModelReply(
@@ -124,13 +124,22 @@ def _text(message: dict[str, Any]) -> str:
     return unstamp("".join(b.get("text", "") for b in content if b.get("type") == "text"))
 
 
+def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of the turn being answered: from its user message (the last user message that
+    is not tool results) on. The script's calls have the same ids in every turn, so a result is read
+    from this turn only, never from one earlier in the conversation."""
+    for at in range(len(messages) - 1, -1, -1):
+        content = messages[at]["content"]
+        if messages[at]["role"] == "user" and (
+            isinstance(content, str) or not any(b.get("type") == "tool_result" for b in content)
+        ):
+            return messages[at:]
+    return messages
+
+
 def _user_text(messages: list[dict[str, Any]]) -> str:
-    """The text of the turn's user message: the last user message that is not tool results."""
-    for message in reversed(messages):
-        content = message["content"]
-        if message["role"] == "user" and (isinstance(content, str) or all(b.get("type") == "text" for b in content)):
-            return _text(message)
-    return ""
+    """The text of the turn's user message."""
+    return _text(_this_turn(messages)[0]) if messages else ""
 
 
 def _result(content: list[dict[str, Any]], tool_use_id: str) -> dict[str, Any]:
@@ -140,7 +149,7 @@ def _result(content: list[dict[str, Any]], tool_use_id: str) -> dict[str, Any]:
 
 def _clip_error(messages: list[dict[str, Any]]) -> str | None:
     """Why the turn's link could not be clipped, when it was tried and failed."""
-    for message in messages:
+    for message in _this_turn(messages):
         content = message["content"]
         if message["role"] == "user" and not isinstance(content, str):
             for block in content:
@@ -160,11 +169,12 @@ def _log_entry(write: dict[str, Any], outcome: Filed, text: str, clip_error: str
 
 
 def filed(messages: list[dict[str, Any]]) -> Filed:
-    """What the capture's write did, read from a run's messages (its tool result): the note written,
+    """What the capture's write did, read from the turn's messages (its tool result): the note written,
     else the link clipped."""
-    written = _filed(messages, _WRITE)
-    if written.path is None and _filed(messages, _CLIP).path is not None:
-        return _filed(messages, _CLIP)
+    turn = _this_turn(messages)
+    written = _filed(turn, _WRITE)
+    if written.path is None and _filed(turn, _CLIP).path is not None:
+        return _filed(turn, _CLIP)
     return written
 
 

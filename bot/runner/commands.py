@@ -23,7 +23,10 @@ from bot.tools import Dispatcher, ToolContext, ToolOutcome
 from bot.undo import Undoer, undo_in_chat
 
 _NAMES = {name for name, _ in COMMANDS}
-_COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?$", re.DOTALL)
+# A slash and a word, up to the first space or @bot: ``/note``, ``/bogus-cmd-zz``; not ``/etc/hosts``.
+_COMMAND = re.compile(r"^/(\w[^\s/@]*)(?:@\w+)?(?:\s+(.*))?$", re.DOTALL)
+# Telegram's own limit on a command's name: longer ones are cut where the reply names them.
+_NAME_SHOWN = 32
 
 HELP = """I keep your notes in a Markdown vault.
 Send me thoughts, tasks, links or photos and I file them; ask me about them later.
@@ -69,9 +72,9 @@ class CommandResult:
 def parse_command(text: str) -> Command | None:
     """``/note buy milk`` (or ``/note@my_bot …``) → Command; None for anything else.
 
-    A first word of ``/`` and letters is a command even when it is not one of ours (``/bogus``), as
-    Telegram marks it one: it is answered as unknown rather than filed as a note. A message that only
-    starts with a slash (``/etc/hosts is odd``) is not a command.
+    A first word of ``/`` and a word is a command attempt even when it is not one of ours (``/bogus``,
+    ``/bogus-cmd-zz``), as Telegram marks it one: it is answered as unknown rather than filed as a note.
+    A message that only starts with a path (``/etc/hosts is odd``) is not a command.
     """
     match = _COMMAND.match(text.strip())
     if match is None:
@@ -129,7 +132,8 @@ class CommandRunner:
         if command.name == "undo":
             return await self._undo(command.args, context)
         if command.name not in _NAMES:
-            return CommandResult(UNKNOWN.format(name=command.name) + HELP)
+            name = command.name if len(command.name) <= _NAME_SHOWN else command.name[:_NAME_SHOWN] + "…"
+            return CommandResult(UNKNOWN.format(name=name) + HELP)
         greeting = "Hello! " if command.name == "start" else ""
         return CommandResult(greeting + HELP + self._mode_line())
 

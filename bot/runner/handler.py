@@ -29,7 +29,7 @@ from bot.consent import Policy, Question
 from bot.db import Database, now_iso
 from bot.runner.asking import Asking, context_of
 from bot.runner.budget import DailyBudget
-from bot.runner.capture import CaptureModel, Filed, filed
+from bot.runner.capture import CaptureModel, Filed, filed, only_link
 from bot.runner.commands import CommandRunner, parse_command
 from bot.runner.documents import Documents
 from bot.runner.drafting import ReplyDraft
@@ -168,6 +168,7 @@ class TurnHandler:
         profile: Callable[[], Awaitable[str]] | None = None,
         asking: Asking | None = None,
         policy: Policy | None = None,
+        links: ModelClient | None = None,
     ) -> None:
         """``over_budget`` files messages (capture mode) once ``budget`` is spent for the day;
         ``voice`` transcribes the recordings that come with messages; ``documents`` gives the model
@@ -176,7 +177,8 @@ class TurnHandler:
         reply's text as it is written, for channels that show it; ``filer`` files dead letters
         (default: capture mode's notes in the inbox); ``profile`` reads what the assistant knows
         about its person, before every turn the model answers (``bot.memory``); ``policy`` says which calls
-        of a run holding someone else's words wait for the person's consent, and ``asking`` asks."""
+        of a run holding someone else's words wait for the person's consent, and ``asking`` asks; ``links``
+        answers a message that is only a link, as capture mode does (clipped, with no model call)."""
         self._db = db
         self._bus = bus
         self._store = store
@@ -203,6 +205,7 @@ class TurnHandler:
         self._profile = profile
         self._asking = asking
         self._policy = policy
+        self._links = links
 
     async def __call__(self, delivery: Delivery) -> bool | None:
         """Run the model (or a slash command) on one inbound message and finish it atomically; an
@@ -217,6 +220,8 @@ class TurnHandler:
         model, mode = self._model, self._mode
         if command is None and self._over_budget is not None and await self._over_budget_today(context):
             model, mode = self._over_budget, "capture"
+        elif command is None and self._links is not None and only_link(message.text) is not None:
+            model, mode = self._links, "capture"  # a link sent alone is clipped, always, and at once
         starting = self._store.start_run(
             context.run_id,
             conversation=message.conversation,

@@ -11,6 +11,7 @@ import re
 from datetime import tzinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import tzlocal
@@ -41,6 +42,10 @@ DEFAULT_CONFIG = Path("config/vaultbot.toml")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Where the review page signs a person in with Telegram's init data (bot.web serves it).
 MINI_APP_PATH = "/telegram/"
+
+
+# A bot token as @BotFather gives it (``123456789:AA…``), wherever it is found.
+_BOT_TOKEN = re.compile(r"\d+:[A-Za-z0-9_-]{20,}")
 
 
 def _blank_is_none(value: SecretStr | None) -> SecretStr | None:
@@ -122,6 +127,27 @@ class TelegramSettings(BaseModel):
         return v
 
     @model_validator(mode="after")
+    def _bot_api_addresses(self) -> TelegramSettings:
+        # The Bot API takes the token right after the address (``…/bot<token>/getMe``): an address
+        # without ``/bot`` makes a URL with the token in its host or port, which fails far from here.
+        for key, ending in (("base_url", "/bot"), ("base_file_url", "/file/bot")):
+            address = getattr(self, key).strip()
+            address = address[:-1] if address.endswith(f"{ending}/") else address
+            name = f"VAULTBOT_TELEGRAM__{key.upper()}"
+            if _BOT_TOKEN.search(address):
+                raise ValueError(
+                    f"{name}: the bot token goes in VAULTBOT_TELEGRAM__TOKEN, not in the address "
+                    "(the value is not shown: it holds a token)"
+                )
+            if not _bot_api_address(address, ending):
+                raise ValueError(
+                    f"{name}: expected a Bot API address ending in {ending}, as Telegram's "
+                    f"https://api.telegram.org{ending} (the token goes after it), got {address!r}"
+                )
+            setattr(self, key, address)
+        return self
+
+    @model_validator(mode="after")
     def _webhook_needs_a_secret(self) -> TelegramSettings:
         if self.webhook_url and self.webhook_secret is None:
             raise ValueError(
@@ -129,6 +155,17 @@ class TelegramSettings(BaseModel):
                 "set a secret so strangers cannot post updates"
             )
         return self
+
+
+def _bot_api_address(address: str, ending: str) -> bool:
+    """Whether ``address`` is an http(s) address with a host (and a port that is a number) whose
+    path ends in ``ending``."""
+    parts = urlsplit(address)
+    try:
+        parts.port  # noqa: B018 (a port that is no number raises)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.path.endswith(ending)
 
 
 class ModelSettings(BaseModel):

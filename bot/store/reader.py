@@ -63,12 +63,13 @@ class NotePage:
     newer: str | None
 
 
-# A note's place in the list: its latest successful write (the time, then the step's rowid, which
-# tells apart writes recorded in the same microsecond). Written as ``<created_at>~<rowid>``.
-_NOTE_WRITES = "s.kind = 'tool' AND s.name = 'vault_write' AND NOT s.is_error"
+# A note's place in the list: its latest successful write or clipping (the time, then the step's
+# rowid, which tells apart writes recorded in the same microsecond). Written as ``<created_at>~<rowid>``.
+# The tools are named as the steps' partial indexes name them, so the planner uses those indexes.
+_NOTE_WRITES = "s.kind = 'tool' AND s.name IN ('vault_write', 'clip_link') AND NOT s.is_error"
 _LATER_WRITE = """
     SELECT 1 FROM steps t
-    WHERE t.kind = 'tool' AND t.name = 'vault_write' AND NOT t.is_error
+    WHERE t.kind = 'tool' AND t.name IN ('vault_write', 'clip_link') AND NOT t.is_error
       AND json_extract(t.output, '$.path') = json_extract(s.output, '$.path')
       AND (t.created_at, t.rowid) > (s.created_at, s.rowid)
 """
@@ -231,8 +232,9 @@ class StoreReader:
         return None
 
     async def notes(self, *, before: str | None = None, after: str | None = None, limit: int = 50) -> NotePage:
-        """A page of every note written, each once at its latest successful write, newest first,
-        with the run that wrote it (and how: the assistant, capture, a command): the page just
+        """A page of every note written or page clipped, each once at its latest successful write,
+        newest first, with the run that wrote it (and how: the assistant, capture, a command; ``tool``
+        says whether it wrote or clipped): the page just
         below the cursor ``before``, or just above ``after``, or the newest. A cursor that does not
         parse starts from the newest."""
         cursor = _note_cursor(after if after is not None else before)
@@ -246,7 +248,7 @@ class StoreReader:
             dict(row)
             for row in await self._db.fetchall(
                 "SELECT s.rowid AS step, json_extract(s.output, '$.path') AS path, s.created_at, s.run_id, "
-                "r.mode, r.model, r.conversation FROM steps s LEFT JOIN runs r ON r.id = s.run_id "
+                "s.name AS tool, r.mode, r.model, r.conversation FROM steps s LEFT JOIN runs r ON r.id = s.run_id "
                 f"WHERE {' AND '.join(where)} "
                 f"ORDER BY s.created_at {'ASC' if upward else 'DESC'}, s.rowid {'ASC' if upward else 'DESC'} LIMIT :n",
                 params,
@@ -265,12 +267,13 @@ class StoreReader:
         return NotePage(rows, older, newer)
 
     async def runs_of_note(self, path: str, *, limit: int = 50) -> list[dict[str, Any]]:
-        """The runs that wrote the note at ``path``, newest first."""
+        """The runs that wrote (or clipped) the note at ``path``, newest first."""
         rows = await self._db.fetchall(
-            "SELECT s.run_id, s.created_at, json_extract(s.input, '$.mode') AS mode, r.status, r.conversation, "
-            "r.mode AS run_mode, r.model "
+            "SELECT s.run_id, s.created_at, "
+            "CASE s.name WHEN 'clip_link' THEN 'clip' ELSE json_extract(s.input, '$.mode') END AS mode, "
+            "r.status, r.conversation, r.mode AS run_mode, r.model "
             "FROM steps s JOIN runs r ON r.id = s.run_id "
-            "WHERE json_extract(s.output, '$.path') = ? AND s.kind = 'tool' AND s.name = 'vault_write' "
+            "WHERE json_extract(s.output, '$.path') = ? AND s.kind = 'tool' AND s.name IN ('vault_write', 'clip_link') "
             "ORDER BY s.created_at DESC LIMIT ?",
             (path, limit),
         )

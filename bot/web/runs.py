@@ -13,6 +13,10 @@ from bot.web.changes import run_changes
 from bot.web.sources import sources
 
 PAGE_SIZE = 50
+# A longer message (a document's whole text comes with it) is folded: its start shows, a tap shows
+# the rest, so the steps stay near the top of the page on a phone.
+FOLD_CHARS = 600
+FOLD_LINES = 10
 
 
 async def run_list(request: Request) -> Response:
@@ -35,7 +39,19 @@ async def run_page(request: Request) -> Response:
         return review.renderer.page(request, "missing.html", {"what": f"run {run_id}"}, status=404)
     for step in run["steps"]:
         step["view"] = _step_view(step)
+    run["message_start"] = folded(run["message"])
     return review.renderer.page(request, "run.html", {"run": run, "changes": await run_changes(review, run)})
+
+
+def folded(text: str | None) -> str | None:
+    """The start a long ``text`` is shown by while folded (its first lines, cut at a word), or None
+    when it is short enough to show whole."""
+    if text is None or (len(text) <= FOLD_CHARS and text.count("\n") < FOLD_LINES):
+        return None
+    start = "\n".join(text.splitlines()[:FOLD_LINES])
+    if len(start) > FOLD_CHARS:
+        start = start[:FOLD_CHARS].rsplit(" ", 1)[0] or start[:FOLD_CHARS]
+    return start.rstrip()
 
 
 def _step_view(step: dict[str, Any]) -> dict[str, Any]:

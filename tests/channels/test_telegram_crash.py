@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.channels.telegram_harness import RunVaultbot, bus_statuses, finish, stop, wait_until
+from tests.channels.telegram_harness import RunVaultbot, bus_statuses, stop, wait_until
 from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -114,15 +114,3 @@ def outbox_statuses(tmp_path: Path) -> list[str]:
 def inbound_statuses(tmp_path: Path) -> list[str]:
     """What the bus on disk says about every inbound message."""
     return bus_statuses(tmp_path / "data" / "vaultbot.db", "inbound")
-
-
-def test_a_second_instance_on_the_same_token_says_so_and_exits(
-    fake: FakeTelegram, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot
-) -> None:
-    fake.conflict = True
-    process = start(vaultbot_run, fake, fake_anthropic)
-    stderr = finish(process)
-    assert process.returncode == 1
-    assert "another process is polling this bot token" in stderr
-    assert "Traceback" not in stderr
-    assert tg.DEFAULT_TOKEN not in stderr

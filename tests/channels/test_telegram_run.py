@@ -6,16 +6,19 @@ from __future__ import annotations
 import contextlib
 import signal
 import sqlite3
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.channels.telegram_harness import RunVaultbot, bus_statuses, finish, stop, wait_until
+from bot.channels.telegram.channel import SETTLED
+from tests.channels.telegram_harness import RunVaultbot, bus_statuses, finish, free_port, stop, wait_until
 from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import StderrLines
+from tests.helpers import StderrLines, vaultbot_process
 
 API_KEY = "sk-ant-sigint-test"
 
@@ -80,3 +83,99 @@ def test_stopping_finishes_the_message_in_flight_and_sends_its_reply_before_exit
     assert again.returncode == 0
     assert fake.sent_texts == ["Noted: call the plumber."]  # nothing sent twice
     assert len(fake_anthropic.requests) == 1  # and nothing run twice
+
+
+def test_telegram_unreachable_at_start_is_tried_again_until_it_answers_and_then_served(
+    fake: FakeTelegram, vaultbot_run: RunVaultbot
+) -> None:
+    """Not an exit: at boot the network may come up after the bot. Each try is one line, the token in none."""
+    fake.fail_next("getMe", 502, "Bad Gateway", times=2)
+    process = vaultbot_run(**fake_env(fake))
+    log = StderrLines(process)
+    wait_until(lambda: log.has("vaultbot run: capture mode; Telegram as @vault_test_bot"), "it served", process)
+    tries = [line for line in log.lines if "cannot be reached" in line and not line[:4].isdigit()]
+    assert tries == [
+        f"Telegram's Bot API at {fake.base_url} cannot be reached (Bad Gateway); trying again in 2 s\n",
+        f"Telegram's Bot API at {fake.base_url} cannot be reached (Bad Gateway); trying again in 4 s\n",
+    ]
+    fake.push_update(tg.text_update("buy oat milk"))
+    fake.wait_for(lambda f: len(f.sent) == 1, timeout=30)
+    assert fake.sent_texts[0].startswith("Saved to Inbox/buy oat milk.md")
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=40)
+    assert process.returncode == 0, log.text()
+    assert "Traceback" not in log.text() and tg.DEFAULT_TOKEN not in log.text()
+
+
+def test_telegram_that_never_answers_is_tried_again_and_the_bot_stops_on_a_signal(
+    tmp_path: Path, vaultbot_run: RunVaultbot
+) -> None:
+    env = {**fake_env(None), "VAULTBOT_TELEGRAM__BASE_URL": f"http://127.0.0.1:{free_port()}/bot"}
+    process = vaultbot_run(**env)
+    log = StderrLines(process)
+    wait_until(lambda: log.has("cannot be reached (httpx.ConnectError"), "it said Telegram cannot be reached", process)
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=40)
+    assert process.returncode == 0, log.text()
+    assert "Traceback" not in log.text() and tg.DEFAULT_TOKEN not in log.text()
+    assert not log.has("vaultbot run:")  # it never said it served
+
+
+def test_run_says_its_mode_which_bot_it_serves_as_and_the_review_address(fake: FakeTelegram, tmp_path: Path) -> None:
+    port = free_port()
+    env = {**fake_env(fake), "VAULTBOT_REVIEW__ENABLED": "true", "VAULTBOT_REVIEW__PORT": str(port)}
+    with vaultbot_process(tmp_path, "run", stdout=subprocess.PIPE, **env) as (process, log):
+        wait_until(lambda: log.has("vaultbot run:"), "it said what it serves", process)
+        assert process.stdout is not None
+        address = process.stdout.readline()
+        assert address.startswith(f"http://127.0.0.1:{port}/?token=")
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=40)
+    assert process.returncode == 0, log.text()
+    # The page is served at once; the line about Telegram waits for Telegram's answer.
+    assert log.lines == [
+        "The review page (Ctrl-C to stop):\n",
+        "vaultbot run: capture mode; Telegram as @vault_test_bot (polling) for user ids 42; Ctrl-C to stop\n",
+    ]
+
+
+def fake_env(fake: FakeTelegram | None) -> dict[str, str]:
+    """`vaultbot run` in capture mode on the fake Telegram (or on nothing yet)."""
+    env = {"VAULTBOT_TELEGRAM__TOKEN": tg.DEFAULT_TOKEN, "VAULTBOT_TELEGRAM__ALLOWED_USERS": "[42]"}
+    if fake is not None:
+        env |= {"VAULTBOT_TELEGRAM__BASE_URL": fake.base_url, "VAULTBOT_TELEGRAM__BASE_FILE_URL": fake.base_file_url}
+    return env
+
+
+def test_a_second_run_on_the_same_token_says_so_and_exits_while_the_first_serves_on(
+    fake: FakeTelegram, vaultbot_run: RunVaultbot
+) -> None:
+    """As Telegram does, the fake ends the older of two waiting polls with 409 Conflict, so without care
+    the newcomer would win. The first has polled past its start (``SETTLED``) when the second starts."""
+    first = vaultbot_run(**fake_env(fake))
+    first_log = StderrLines(first)
+    wait_until(lambda: bool(fake.calls("getUpdates")), "the first polled", first)
+    polling_since = fake.calls("getUpdates")[0].at
+    wait_until(lambda: time.monotonic() - polling_since > SETTLED + 0.5, "the first polled past its start", first)
+
+    second = vaultbot_run(**fake_env(fake))
+    errors = finish(second)
+    assert second.returncode == 1, errors
+    said = [line for line in errors.splitlines() if line.startswith("vaultbot")]
+    assert said == [
+        "vaultbot run: capture mode; Telegram as @vault_test_bot (polling) for user ids 42; Ctrl-C to stop",
+        "vaultbot: another process is already polling @vault_test_bot's token (Telegram answered 409 Conflict), "
+        "so this one stops: stop that one first to start here",
+    ]
+    assert fake.conflicts >= 2  # the first was ended once, and ended the second in turn
+
+    fake.push_update(tg.text_update("buy oat milk"))
+    fake.wait_for(lambda f: len(f.sent) == 1, timeout=30)
+    assert fake.sent_texts[0].startswith("Saved to Inbox/buy oat milk.md")
+    assert first.poll() is None  # the first serves on
+    first.send_signal(signal.SIGTERM)
+    first.wait(timeout=40)
+    assert first.returncode == 0
+    assert first_log.has("another process polled this bot token")
+    for text in (errors, first_log.text()):
+        assert "Traceback" not in text and tg.DEFAULT_TOKEN not in text

@@ -7,10 +7,13 @@ string values are sent raw, every other value JSON-encoded. The fake decodes eac
 ``json.loads`` when it parses, except for fields that are always strings (``text``, ``caption``...).
 
 Script it: ``push_update`` (with the ``*_update`` builders below) feeds ``getUpdates`` with real
-offset / long-poll semantics; ``add_file`` registers downloads; ``fail_next``, ``reject_entities``
-and ``conflict`` inject errors. Every call lands in ``requests``; ``sent``, ``edits``, ``drafts``,
-``actions``, ``commands`` and ``menu_buttons`` summarise the outgoing side (a sent message's ``reply_markup``
-included), ``downloads`` the files fetched. ``wait_for`` /
+offset / long-poll semantics, conflicts included: as Telegram's server does, a ``getUpdates`` that
+will wait ends the one already waiting with 409 Conflict, at once if no conflict was answered in
+the last ``conflict_pause`` seconds, else after that pause (two pollers of one token take turns
+ending each other). ``add_file`` registers downloads; ``fail_next``, ``reject_entities`` and
+``conflict`` (every ``getUpdates`` answered 409) inject errors. Every call lands in ``requests``;
+``sent``, ``edits``, ``drafts``, ``actions``, ``commands`` and ``menu_buttons`` summarise the outgoing
+side (a sent message's ``reply_markup`` included), ``downloads`` the files fetched. ``wait_for`` /
 ``await_for`` block until a predicate of the fake holds; ``hold`` keeps a call on the wire until released.
 """
 
@@ -452,6 +455,11 @@ class FakeTelegram:
         self.webhook: str | None = None
         self.allowed_updates: list[str] | None = None
         self.conflict = False
+        # Telegram answers one getUpdates conflict at once, then the others within 3 s after 3 s.
+        self.conflict_pause = 3.0
+        self.conflicts = 0  # getUpdates calls ended by a later one
+        self._next_conflict_at = 0.0
+        self._long_polls = 0  # the number of the long poll now waiting
         self.reject_entities = False
         self._pending: list[dict[str, Any]] = []
         self._next_update_id = 1
@@ -713,10 +721,18 @@ class FakeTelegram:
                 else:
                     self._confirmed_offset = max(self._confirmed_offset, offset)
                     self._pending = [u for u in self._pending if u["update_id"] >= offset]
+            self._drop_disallowed()
+            waits = timeout > 0 and not self._pending and not self._closed
+            if waits:  # Telegram's do_get_updates: a call that will wait ends the one waiting before it
+                self._long_polls += 1
+                self._cond.notify_all()
+            mine = self._long_polls
             deadline = time.monotonic() + timeout
+            ended = False
             while True:
                 self._drop_disallowed()
-                if self._pending or self._closed or self.conflict:
+                ended = waits and self._long_polls != mine
+                if self._pending or self._closed or self.conflict or ended:
                     break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -724,7 +740,16 @@ class FakeTelegram:
                 self._cond.wait(remaining)
             if self.conflict:
                 raise _ApiError(409, CONFLICT)
-            return [dict(u) for u in self._pending[:limit]]
+            if ended:
+                self.conflicts += 1
+                now = time.monotonic()
+                pause = 0.0 if now >= self._next_conflict_at else self.conflict_pause
+                if not pause:
+                    self._next_conflict_at = now + self.conflict_pause
+            else:
+                return [dict(u) for u in self._pending[:limit]]
+        time.sleep(pause)  # outside the lock: the other calls go on meanwhile
+        raise _ApiError(409, CONFLICT)
 
     def _drop_disallowed(self) -> None:
         """Telegram never delivers update kinds outside ``allowed_updates`` (empty means all)."""

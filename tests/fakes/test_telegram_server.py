@@ -166,6 +166,26 @@ async def test_conflict_and_wrong_token(fake: FakeTelegram) -> None:
     assert "654321:WRONG" in fake.tokens_seen
 
 
+async def test_a_long_poll_is_ended_by_a_later_one_with_a_conflict_as_telegram_does(fake: FakeTelegram) -> None:
+    fake.conflict_pause = 0.5
+    async with make_bot(fake) as first, make_bot(fake) as second:
+        waiting = asyncio.create_task(first.get_updates(timeout=20, read_timeout=30))
+        await fake.await_for(lambda f: len(f.get_updates_offsets) == 1)
+        later = asyncio.create_task(second.get_updates(timeout=20, read_timeout=30))
+        with pytest.raises(Conflict, match="terminated by other getUpdates request"):
+            await asyncio.wait_for(waiting, 5)  # the one waiting before: at once
+        started = time.monotonic()
+        again = asyncio.create_task(first.get_updates(timeout=20, read_timeout=30))
+        with pytest.raises(Conflict):
+            await asyncio.wait_for(later, 5)  # the second conflict within the pause waits it out
+        assert time.monotonic() - started >= 0.5
+        fake.push_update(text_update("to whoever waits"))
+        [update] = await asyncio.wait_for(again, 5)
+        assert update.message is not None and update.message.text == "to whoever waits"
+        assert await second.get_updates(timeout=0) == (update,)  # not waiting: it ends no one, nor is ended
+        assert fake.conflicts == 2
+
+
 async def test_unknown_method_is_404(fake: FakeTelegram) -> None:
     async with make_bot(fake) as bot:
         with pytest.raises(InvalidToken):  # ptb maps 404 to InvalidToken outside do_api_request

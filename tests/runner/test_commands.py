@@ -33,9 +33,14 @@ async def send(app: App, *texts: str) -> list[str]:
         ("/HELP", ("help", "")),
         ("/note\nline one\nline two", ("note", "line one\nline two")),
         ("/unknown thing", ("unknown", "thing")),  # answered as an unknown command, not filed
+        ("/bogus-cmd-zz", ("bogus-cmd-zz", "")),  # a command attempt too: a slash and a word
+        ("/2fa codes", ("2fa", "codes")),
+        ("/Bogus-Cmd@vault_test_bot now", ("bogus-cmd", "now")),
         ("/etc/hosts is odd", None),
         ("not /note", None),
         ("/", None),
+        ("/ hello", None),
+        ("//comment", None),
     ],
 )
 def test_commands_are_recognised(text: str, parsed: tuple[str, str] | None) -> None:
@@ -79,3 +84,11 @@ async def test_new_starts_a_fresh_conversation_for_the_model(make_app: AppFactor
     assert await send(app, "hello again") == ["seen 1 messages"]
     [help_text] = await send(app, "/help")
     assert "/note" in help_text and "Assistant mode" in help_text
+
+
+async def test_an_unknown_command_of_any_length_is_named_short_and_filed_nowhere(make_app: AppFactory) -> None:
+    app = await make_app()
+    [reply] = await send(app, "/" + "x" * 100_000 + " and words")
+    assert reply.startswith(f"I don't know the command /{'x' * 32}…, so I did nothing with that message.")
+    assert len(reply) < 1_000
+    assert not (app.notes.root / "Inbox").exists()

@@ -203,6 +203,12 @@ def test_dot_components_and_whitespace_are_harmless(notes: Vault) -> None:
         ("com1", "com1_"),
         ("Console", "Console"),
         (".hidden", "hidden"),
+        # A leading dash would read as an option to the commands a person runs on the file.
+        ("/bogus-cmd-zz", "bogus-cmd-zz"),
+        ("--force", "force"),
+        ("- [ ] buy milk", "buy milk"),
+        (". -.-x", "x"),
+        ("-5 °C at night", "5 °C at night"),
         ("...", "Untitled"),
         ("  trailing dots.. ", "trailing dots"),
         ("???", "Untitled"),
@@ -313,9 +319,12 @@ def test_a_symlink_inside_the_vault_into_a_hidden_folder_is_refused(notes: Vault
 @example("a" + "é" * 200)
 @example("ab" + "🚀" * 70)
 @example("\u2067x\u2069\ufeff\x85")
+@example("-rf")
+@example("/-x")
+@example(" - .-")
 def test_every_title_gets_a_file_name_every_system_accepts(title: str) -> None:
     stem = note_stem(title)
-    assert stem and stem == stem.strip(" .") and not stem.startswith(".")
+    assert stem and stem == stem.strip(" .") and not stem.startswith((".", "-"))
     # Windows forbids these and control characters; Obsidian's links break on # ^ [ ].
     assert not set(stem) & set('/\\<>:"|?*#^[]\x7f') and all(ord(c) >= 0x20 for c in stem)
     # Nothing invisible that changes how the name reads (text-direction controls, C1 controls, BOM).

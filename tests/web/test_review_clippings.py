@@ -39,7 +39,7 @@ async def test_the_run_page_links_the_clipping_a_run_filed(
     with FakeWeb() as web:
         async with await App.open(settings) as app:
             fake_anthropic.enqueue(api.tool_use(("clip_link", {"url": web.url("/essay")})), api.text("Clipped."))
-            await send(app, web.url("/essay"))
+            await send(app, f"keep this essay for later: {web.url('/essay')}")  # words: the model clips it
             await run_inbox(app)
             [run] = await app.store.list_runs(limit=1)
             served: Served = await serve_review(app)  # type: ignore[operator]

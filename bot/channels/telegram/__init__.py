@@ -3,11 +3,13 @@
 ``channel`` wires it together; ``receiver`` turns updates into inbound messages, ``sender``
 delivers the outbox and run events, ``drafts`` shows replies as they are written, ``indicator``
 shows "typing…", ``render`` turns Markdown into Telegram messages, ``updates`` reads ptb's
-objects, ``access`` decides who is served, and ``webhook`` is the optional webhook server.
+objects, ``access`` decides who is served, ``identity`` asks Telegram who the bot is (or says in
+one line why it cannot), and ``webhook`` is the optional webhook server.
 """
 
 from bot.channels.telegram.channel import TelegramChannel
-from bot.channels.telegram.errors import TelegramConflict
+from bot.channels.telegram.errors import TelegramConflict, TelegramRefused, TelegramUnreachable
+from bot.channels.telegram.identity import introduce
 from bot.channels.telegram.sender import Pacer
 
-__all__ = ["Pacer", "TelegramChannel", "TelegramConflict"]
+__all__ = ["Pacer", "TelegramChannel", "TelegramConflict", "TelegramRefused", "TelegramUnreachable", "introduce"]

@@ -4,6 +4,13 @@ Receiving drives ``getUpdates`` itself rather than ptb's poller, which confirms 
 handlers run: every update is on the bus (deduped on its update_id) before the next
 ``getUpdates`` call confirms it with a higher offset. A crash at any point therefore means
 Telegram delivers the update again and the bus drops the duplicate.
+
+Only one process may poll a token. Telegram answers the older of two waiting ``getUpdates`` calls
+409 Conflict (and then at most one conflict every 3 seconds), so the process that started last
+would win. Here the one that was first stays: a process that has polled for :data:`SETTLED`
+seconds answers a conflict by polling again at once, which ends the newcomer's call with a
+conflict while that one is still starting, and a process still starting takes a conflict to mean
+another one was there first, says so and stops.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import contextlib
 import logging
 import os
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,7 +33,8 @@ from bot.backoff import Backoff
 from bot.bus import Bus, Worker, events_topic, outbound_topic
 from bot.channels.telegram.access import Access
 from bot.channels.telegram.drafts import Drafts
-from bot.channels.telegram.errors import TelegramConflict, retry_after_seconds
+from bot.channels.telegram.errors import TelegramConflict, TelegramUnreachable, retry_after_seconds
+from bot.channels.telegram.identity import introduce
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL, TelegramReceiver
 from bot.channels.telegram.sender import Pacer, TelegramSender
@@ -49,12 +58,18 @@ STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)
 # Waits between getUpdates calls that failed in a row, and between tries at storing an update.
 POLL_BACKOFF = Backoff(first=2.0, most=60.0)
 STORE_BACKOFF = Backoff(first=1.0, most=60.0)
+# Seconds of polling after which a conflict means another process is starting on this token rather
+# than that one was polling before this one: well past Telegram's 3 s between two conflicts, so a
+# newcomer hears its conflict while it is still starting even on a slow machine.
+SETTLED = 10.0
 
 
 class TelegramChannel:
     """Serves one bot token until :meth:`stop`; shows the replies on ``progress`` as they are written
     when ``settings.draft_interval`` is above 0. With ``review_app`` (the review page's Mini App
-    address), each allowlisted user's chat gets a "Review" menu button that opens it."""
+    address), each allowlisted user's chat gets a "Review" menu button that opens it. ``tell`` hears
+    Telegram unreachable at start, a line each time; ``ready`` is set once Telegram has said who the
+    bot is and updates can come (the webhook listening), and ``serving_as`` then says it."""
 
     def __init__(
         self,
@@ -70,6 +85,8 @@ class TelegramChannel:
         max_attempts: int = 10,
         lease: float = 30.0,
         review_app: str | None = None,
+        tell: Callable[[str], None] | None = None,
+        settled: float = SETTLED,
     ) -> None:
         if settings.token is None:
             raise ValueError("the Telegram channel needs a token")
@@ -83,6 +100,10 @@ class TelegramChannel:
         )
         self._settings = settings
         self._review_app = review_app
+        self._tell = tell or (lambda line: None)
+        self._settled = settled
+        self.ready = asyncio.Event()
+        self.serving_as = ""
         self._typing = Typing(self.bot, bus, interval=typing_interval)
         self.receiver = TelegramReceiver(
             self.bot,
@@ -143,8 +164,19 @@ class TelegramChannel:
         )
 
     async def run(self) -> None:
-        """Receive and send until :meth:`stop`; raises :class:`TelegramConflict` if another instance polls."""
+        """Receive and send until :meth:`stop`. Raises :class:`TelegramRefused` when Telegram refuses
+        the token or the address (Telegram unreachable at start is tried again with backoff), and
+        :class:`TelegramConflict` when another process was polling the token first."""
         senders = (self.outbox_worker, self.events_worker)
+        try:
+            if not await self._introduce():
+                return  # stopped before Telegram answered
+        except BaseException:
+            await self.bot.shutdown()
+            raise
+        how = f"webhook {self._settings.webhook_url}" if self.webhook is not None else "polling"
+        users = ", ".join(str(user) for user in self._settings.allowed_users)
+        self.serving_as = f"Telegram as @{self.bot.username} ({how}) for user ids {users}"
         async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             await self._set_menu_buttons()
@@ -158,6 +190,7 @@ class TelegramChannel:
                     else:
                         await self.bot.delete_webhook()
                         log.info("telegram: polling as @%s", self.bot.username)
+                        self.ready.set()
                         await self._poll()
                     # Receiving has stopped; replies keep going out until stop() says how long is left.
                     await self._closing.wait()
@@ -169,6 +202,23 @@ class TelegramChannel:
                         drafting.cancel()
                         await asyncio.gather(drafting, return_exceptions=True)
                     await self._typing.close()
+
+    async def _introduce(self) -> bool:
+        """Ask Telegram who the bot is, again with backoff while it cannot be reached (at boot the
+        network may come up after the bot, and an outage passes); False if stopped meanwhile."""
+        failures = 0
+        while not self._stopping.is_set():
+            try:
+                await introduce(self.bot, self._settings)
+            except TelegramUnreachable as exc:
+                failures += 1
+                delay = exc.retry_after or POLL_BACKOFF.delay(failures)
+                log.warning("telegram: %s; trying again in %.0f s", exc, delay)
+                self._tell(f"{exc}; trying again in {delay:.0f} s")
+                await self._pause(delay)
+                continue
+            return True
+        return False
 
     async def _set_menu_buttons(self) -> None:
         """The "Review" menu button in each allowlisted user's chat, or Telegram's default one when
@@ -186,7 +236,7 @@ class TelegramChannel:
     async def _serve_webhook(self, webhook: WebhookServer) -> None:
         settings = self._settings
         assert settings.webhook_url is not None and settings.webhook_secret is not None
-        server = webhook.listen()
+        server = webhook.listen()  # a port in use is said alone, before the channel is ready
         stop = asyncio.Event()
         serving = asyncio.create_task(server.serve(stop))
         try:
@@ -197,6 +247,7 @@ class TelegramChannel:
             )
             where = f"{settings.webhook_listen}:{server.port}"
             log.info("telegram: webhook for @%s listening on %s", self.bot.username, where)
+            self.ready.set()
             await self._stopping.wait()
         finally:
             # Posts in flight are stored and answered before the server closes.
@@ -218,13 +269,28 @@ class TelegramChannel:
         offset: int | None = None
         failures = 0
         store_failures = 0
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        conflicts = 0
         while not self._stopping.is_set():
             try:
                 raw = await self._get_updates(offset)
             except Conflict as exc:
-                raise TelegramConflict(
-                    "another process is polling this bot token (Telegram answered 409 Conflict); stop it first"
-                ) from exc
+                if loop.time() - began < self._settled:
+                    raise TelegramConflict(
+                        f"another process is already polling @{self.bot.username}'s token (Telegram answered "
+                        "409 Conflict), so this one stops: stop that one first to start here"
+                    ) from None
+                conflicts += 1
+                if conflicts == 1:
+                    log.warning(
+                        "telegram: another process polled this bot token (%s); this one keeps polling, "
+                        "which tells that one to stop",
+                        exc,
+                    )
+                if "getupdates" not in str(exc).lower():  # a webhook set meanwhile: no poller to outlast
+                    await self._pause(POLL_BACKOFF.delay(conflicts))
+                continue  # at once: the newcomer hears its conflict while it is still starting
             except RetryAfter as exc:
                 await self._pause(retry_after_seconds(exc))
                 continue
@@ -234,6 +300,7 @@ class TelegramChannel:
                 await self._pause(POLL_BACKOFF.delay(failures))
                 continue
             failures = 0
+            conflicts = 0
             for data in raw:
                 if self._stopping.is_set():
                     break

@@ -3,6 +3,10 @@
 Rendering is done by ``telegramify-markdown`` (Markdown → text and ``MessageEntity`` offsets in
 UTF-16 units, the way Telegram counts). Entities instead of MarkdownV2 mean no escaping to get
 wrong, and the 4096 limit is measured on what Telegram actually receives.
+
+Telegram has no raw HTML, and the converter drops what Markdown reads as HTML: ``/note <text>``
+became ``/note``, and a line starting ``<div>`` took the lines after it along. So HTML is shown as
+the text it is (:func:`literal_html`).
 """
 
 from __future__ import annotations
@@ -10,9 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyromark
 import telegramify_markdown
+from telegramify_markdown.converter import STANDARD_OPTIONS
 
 LIMIT = 4096
+# What CommonMark lets a backslash escape: every ASCII punctuation character.
+_ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 @dataclass
@@ -31,7 +39,7 @@ def utf16_len(text: str) -> int:
 def render(markdown: str, limit: int = LIMIT) -> list[Chunk]:
     """Chunks of at most ``limit`` UTF-16 units; a split never falls inside a code block that fits
     in one message, and prefers paragraph, then line, then word boundaries."""
-    text, entities = telegramify_markdown.convert(markdown)
+    text, entities = telegramify_markdown.convert(literal_html(markdown))
     spans = [e.to_dict() for e in entities]
     if not text.strip():
         return [Chunk(markdown.strip() or "…")]
@@ -45,6 +53,30 @@ def render(markdown: str, limit: int = LIMIT) -> list[Chunk]:
             chunks.append(Chunk(piece, _clip(spans, start, end)))
         start = end
     return chunks
+
+
+def literal_html(markdown: str) -> str:
+    """``markdown`` with what it would read as HTML (a tag inline, an HTML block) escaped, so it
+    renders as the characters written. Parsed once with the converter's own options, so code spans
+    and blocks, which show ``<`` as it is, are left alone."""
+    if "<" not in markdown:  # no HTML without it: most replies skip the parse
+        return markdown
+    spans = [
+        (where["start"], where["end"])
+        for event, where in pyromark.events_with_range(markdown, options=STANDARD_OPTIONS)
+        if isinstance(event, dict) and ("Html" in event or "InlineHtml" in event)
+    ]
+    if not spans:
+        return markdown
+    data = markdown.encode("utf-8")  # the parser's ranges are UTF-8 byte offsets
+    parts: list[str] = []
+    done = 0
+    for start, end in sorted(spans):
+        parts.append(data[done:start].decode("utf-8"))
+        parts.append("".join(f"\\{c}" if c in _ESCAPABLE else c for c in data[start:end].decode("utf-8")))
+        done = end
+    parts.append(data[done:].decode("utf-8"))
+    return "".join(parts)
 
 
 class _Units:
