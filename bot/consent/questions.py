@@ -110,19 +110,26 @@ class Questions:
             ),
         )
 
-    async def decide(self, question_id: str, decision: Decision, *, by: str, message: int | None) -> Question | None:
-        """Decide an asked question, or take up again one that ``message`` decided before (a redelivery);
+    async def decide(
+        self, question_id: str, decision: Decision, *, by: str, message: int | None
+    ) -> tuple[Question, bool] | None:
+        """Decide an asked question; returns it and True. One that ``message`` decided before (a
+        redelivery after a crash) is returned with False, to be gone on with again but not recorded twice;
         None when it was decided otherwise (or does not exist)."""
         row = await self._db.fetchone(
-            """
-            UPDATE consent_questions SET state = ?, decided_at = coalesce(decided_at, ?), decided_by = ?,
-                answer_message = ?
-            WHERE id = ? AND (state = 'asked' OR (? IS NOT NULL AND answer_message = ? AND state = ?))
-            RETURNING *
-            """,
-            (decision, now_iso(), by, message, question_id, message, message, decision),
+            "UPDATE consent_questions SET state = ?, decided_at = ?, decided_by = ?, answer_message = ? "
+            "WHERE id = ? AND state = 'asked' RETURNING *",
+            (decision, now_iso(), by, message, question_id),
         )
-        return None if row is None else _question(row)
+        if row is not None:
+            return _question(row), True
+        if message is None:
+            return None
+        row = await self._db.fetchone(
+            "SELECT * FROM consent_questions WHERE id = ? AND answer_message = ? AND state = ?",
+            (question_id, message, decision),
+        )
+        return None if row is None else (_question(row), False)
 
     async def get(self, question_id: str) -> Question | None:
         """A question by id."""

@@ -149,29 +149,23 @@ class Asking:
         assert answer is not None
         decision = {"allow": "allowed", "deny": "denied", "expire": "expired"}[answer.choice]
         tap = message.meta.get("tap")
-        if decision == "expired":
-            async with self._db.transaction():
-                question = await self.questions.decide(answer.question, "expired", by="timeout", message=delivery.id)
-                if question is not None:
+        by = "timeout" if decision == "expired" else "the person"
+        async with self._db.transaction():
+            decided = await self.questions.decide(answer.question, decision, by=by, message=delivery.id)
+            if decided is None:
+                known = await self.questions.get(answer.question)
+                if decision != "expired" and known is not None and message.conversation == known.conversation:
+                    said = f"Already decided: {SHOWN.get(known.state, known.state)}."
+                    await self._tell(known, said, tap=tap, key=f"{delivery.id}:again")
+                return None
+            question, fresh = decided
+            if decision == "expired":
+                if fresh:
                     await self._close(question, "expired")
-            return question
-        question = await self.questions.decide(answer.question, decision, by="the person", message=delivery.id)
-        if question is None:
-            known = await self.questions.get(answer.question)
-            if known is not None and message.conversation == known.conversation:
-                said = f"Already decided: {SHOWN.get(known.state, known.state)}."
-                await self._tell(known, said, tap=tap, key=f"{delivery.id}:again")
-            return None
-        await self._store.add_step(
-            question.run_id,
-            kind="event",
-            name="consent",
-            input={"tool": question.tool, "id": question.id},
-            output={"state": decision, "by": "the person"},
-            is_error=False,
-            duration_ms=0.0,
-        )
-        await self._tell(question, SHOWN[decision], tap=tap, key=f"decision:{question.id}")
+                return question
+            if fresh:
+                await self._record(question, decision, by)
+                await self._tell(question, SHOWN[decision], tap=tap, key=f"decision:{question.id}")
         return question
 
     async def outcome(self, question: Question, context: ToolContext, dispatcher: Dispatcher) -> ToolOutcome:
@@ -210,9 +204,9 @@ class Asking:
         """Decline the questions ``conversation`` still waits on: the person sent a new message instead."""
         for open_question in await self.questions.open_in(conversation):
             async with self._db.transaction():
-                question = await self.questions.decide(open_question.id, "declined", by="a new message", message=None)
-                if question is not None:
-                    await self._close(question, "declined")
+                decided = await self.questions.decide(open_question.id, "declined", by="a new message", message=None)
+                if decided is not None:
+                    await self._close(decided[0], "declined")
 
     async def _close(self, question: Question, decision: str) -> None:
         """End a suspended run without going on: its turn, with the refusal where the call's result
@@ -226,15 +220,7 @@ class Asking:
             closed([*waiting.turn, {"role": "user", "content": results}], ending_note(f"{why}: not asked again"))
         )
         await self._store.append_turn(question.conversation, waiting.inbound_id, turn, tokens=estimate_tokens(turn))
-        await self._store.add_step(
-            question.run_id,
-            kind="event",
-            name="consent",
-            input={"tool": question.tool, "id": question.id},
-            output={"state": decision, "by": "timeout" if decision == "expired" else "a new message"},
-            is_error=False,
-            duration_ms=0.0,
-        )
+        await self._record(question, decision, "timeout" if decision == "expired" else "a new message")
         await self._store.finish_run(
             question.run_id,
             status="stopped",
@@ -244,6 +230,18 @@ class Asking:
             final_text=None,
         )
         await self._tell(question, SHOWN[decision], tap=None, key=f"decision:{question.id}")
+
+    async def _record(self, question: Question, decision: str, by: str) -> None:
+        """Keep the decision in the run's audit trail, where the review page shows it."""
+        await self._store.add_step(
+            question.run_id,
+            kind="event",
+            name="consent",
+            input={"tool": question.tool, "id": question.id},
+            output={"state": decision, "by": by},
+            is_error=False,
+            duration_ms=0.0,
+        )
 
     async def _tell(self, question: Question, text: str, *, tap: str | None, key: str, decision: bool = True) -> None:
         """Show what became of ``question`` where it was asked (once per ``key``): as its decision (in

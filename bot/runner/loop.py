@@ -204,7 +204,7 @@ async def run_turn(
                 continue
             checked = dispatcher.check(call["name"], call.get("input"))
             question = None
-            if policy is not None and isinstance(checked, Checked):
+            if policy is not None and taint.tainted and isinstance(checked, Checked):
                 question = question_for(call["name"], checked.input.model_dump(), taint, policy)
             if question is not None:
                 result.status, result.question = "waiting", question
@@ -213,7 +213,8 @@ async def run_turn(
             result.tools_called.append(call["name"])
             outcome = await _call_tool(dispatcher, checked, call, context, recorder)
             block = round_.add(call, outcome)
-            taint = taint.seeing([{"role": "user", "content": [block]}])
+            if outcome.untrusted is not None:  # its label is in the run now
+                taint = taint.seeing([{"role": "user", "content": [block]}])
             verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
             round_.hints += verdict.hints
             await _report(verdict, recorder)
