@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -133,20 +134,51 @@ class Taint:
 
 
 _SOURCE = re.compile(r'<untrusted source="([^"]*)" id="[0-9a-f]{16}">')
+CLEAN = Taint(frozenset(), frozenset())
 
 
-def taint_of(messages: Iterable[dict[str, Any]]) -> Taint:
+def taint_of(messages: Iterable[dict[str, Any]], *, kept: bool = False) -> Taint:
     """The taint of a run given ``messages``: the sources of every label in them, and the addresses in
-    the person's own words (user messages' text outside labels; tool results are not their words)."""
+    the person's own words (user messages' text outside labels; tool results are not their words).
+
+    ``kept``: the messages are stored history, never changed once stored (``bot.store``), so each one's
+    part is remembered and a turn does not read its whole window again."""
     sources: set[str] = set()
     addresses: set[str] = set()
     for message in messages:
-        for text, own in _texts(message):
-            if _OPEN in text:
-                sources.update(_SOURCE.findall(text))
-            if own and "://" in text:
-                addresses.update(_addresses(_LABELLED.sub(" ", text)))
+        part = _remembered(message) if kept else _of(message)
+        if part is not CLEAN:
+            sources |= part.sources
+            addresses |= part.addresses
     return Taint(frozenset(sources), frozenset(addresses))
+
+
+def _of(message: dict[str, Any]) -> Taint:
+    sources: set[str] = set()
+    addresses: set[str] = set()
+    for text, own in _texts(message):
+        if _OPEN in text:
+            sources.update(_SOURCE.findall(text))
+        if own and "://" in text:
+            addresses.update(_addresses(_LABELLED.sub(" ", text)))
+    return Taint(frozenset(sources), frozenset(addresses)) if sources or addresses else CLEAN
+
+
+# A stored message's taint by the id() of the message, which the entry keeps alive so its id is not reused.
+_REMEMBERED: OrderedDict[int, tuple[dict[str, Any], Taint]] = OrderedDict()
+_REMEMBER_AT_MOST = 20_000
+
+
+def _remembered(message: dict[str, Any]) -> Taint:
+    key = id(message)
+    entry = _REMEMBERED.get(key)
+    if entry is not None and entry[0] is message:
+        return entry[1]
+    taint = _of(message)
+    _REMEMBERED[key] = (message, taint)
+    if len(_REMEMBERED) > _REMEMBER_AT_MOST:
+        _REMEMBERED.popitem(last=False)
+    return taint
 
 
 def person_addresses(messages: Iterable[dict[str, Any]]) -> frozenset[str]:
