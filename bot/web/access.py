@@ -230,7 +230,8 @@ class TokenGate:
                 return PlainTextResponse(BAD_TOKEN, status_code=403), None
             cookie = set_cookie(access.sessions.start(), scope, access.root + "/")
             if scope["method"] == "GET" and conn.headers.get("sec-fetch-mode") == "navigate":
-                return Response(status_code=303, headers={"location": _without_token(scope), "set-cookie": cookie}), None
+                headers = {"location": _without_token(scope), "set-cookie": cookie}
+                return Response(status_code=303, headers=headers), None
             return None, cookie
         session = conn.cookies.get(COOKIE)
         if not session:
@@ -246,7 +247,8 @@ def slow_down(wait: int) -> Response:
 
 
 def _without_token(scope: Scope) -> str:
-    kept = [(k, v) for k, v in parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True) if k != "token"]
+    query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+    kept = [(k, v) for k, v in query if k != "token"]
     return quote(scope["path"]) + (f"?{urlencode(kept)}" if kept else "")
 
 

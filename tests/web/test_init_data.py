@@ -49,7 +49,8 @@ def test_init_data_signed_for_an_allowlisted_user_names_them() -> None:
     assert signed_user(signed(TOKEN, auth_date=AUTH_DATE), bot_token=TOKEN, allowed={7, 42}, now=NOW).user == 42
     # Telegram's newer fields (signature, chat_instance) are part of what it signs.
     extra = {"signature": "c2lnbmF0dXJl", "chat_instance": "-4242", "chat_type": "private"}
-    assert signed_user(signed(TOKEN, auth_date=AUTH_DATE, extra=extra), bot_token=TOKEN, allowed={42}, now=NOW).user == 42
+    newer = signed(TOKEN, auth_date=AUTH_DATE, extra=extra)
+    assert signed_user(newer, bot_token=TOKEN, allowed={42}, now=NOW).user == 42
 
 
 def test_a_forged_hash_another_bots_signature_or_a_changed_field_is_refused() -> None:

@@ -43,7 +43,9 @@ def fetch(url: str) -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
-SIGN_IN_LINK = re.compile(r"^The review page: (http://\S+/sign-in\?code=\S+) \(it signs you in once, within 5 minutes\)$")
+SIGN_IN_LINK = re.compile(
+    r"^The review page: (http://\S+/sign-in\?code=\S+) \(it signs you in once, within 5 minutes\)$"
+)
 
 
 def sign_in_link(reply: OutboundMessage, base: str) -> str:
