@@ -68,8 +68,9 @@ def security_headers(framed: bool) -> dict[str, str]:
     headers = {
         "content-security-policy": f"{CSP}; frame-ancestors {TELEGRAM_WEB if framed else NO_FRAMES}",
         "x-content-type-options": "nosniff",
-        # The address may carry the token or a sign-in code: never send it on to another site.
-        "referrer-policy": "no-referrer",
+        # The address may carry the token or a sign-in code: never send it on to another site. (Not
+        # no-referrer: with it a browser posts the page's own forms with "Origin: null".)
+        "referrer-policy": "same-origin",
         "cache-control": "no-store",
         # No other site may load the page's images or scripts, with the session's cookie or without.
         "cross-origin-resource-policy": "same-origin",
@@ -228,7 +229,7 @@ class TokenGate:
             if not access.admits_token(given):
                 access.throttle.failed()
                 return PlainTextResponse(BAD_TOKEN, status_code=403), None
-            cookie = set_cookie(access.sessions.start(), scope, access.root + "/")
+            cookie = set_cookie(access.sessions.start(), scope, access.root)
             if scope["method"] == "GET" and conn.headers.get("sec-fetch-mode") == "navigate":
                 headers = {"location": _without_token(scope), "set-cookie": cookie}
                 return Response(status_code=303, headers=headers), None

@@ -69,14 +69,15 @@ class Sessions:
             self._ended.first(read[1], read[0])
 
 
-def set_cookie(value: str, scope: Scope, path: str) -> str:
-    """The ``Set-Cookie`` value that keeps session ``value`` for the page under ``path``."""
-    return f"{COOKIE}={value}; Path={path}; Max-Age={SESSION_SECONDS}; {_flags(scope)}"
+def set_cookie(value: str, scope: Scope, root: str) -> str:
+    """The ``Set-Cookie`` value that keeps session ``value`` for the page under ``root`` (its public
+    path: ``/review`` covers ``/review`` and ``/review/…``, not ``/reviews``)."""
+    return f"{COOKIE}={value}; Path={root or '/'}; Max-Age={SESSION_SECONDS}; {_flags(scope)}"
 
 
-def clear_cookie(scope: Scope, path: str) -> str:
+def clear_cookie(scope: Scope, root: str) -> str:
     """The ``Set-Cookie`` value that makes the browser forget the session."""
-    return f"{COOKIE}=; Path={path}; Max-Age=0; {_flags(scope)}"
+    return f"{COOKIE}=; Path={root or '/'}; Max-Age=0; {_flags(scope)}"
 
 
 def _flags(scope: Scope) -> str:

@@ -39,7 +39,7 @@ async def with_link(request: Request) -> Response:
         log.warning("review page: a sign-in link was refused: %s", refused)
         return PlainTextResponse(f"403: {refused}; send /review to the bot for a new one.\n", status_code=403)
     log.info("review page: signed in with a link")
-    cookie = set_cookie(access.sessions.start(), request.scope, access.root + "/")
+    cookie = set_cookie(access.sessions.start(), request.scope, access.root)
     return Response(status_code=303, headers={"location": access.root + "/", "set-cookie": cookie})
 
 
@@ -49,7 +49,7 @@ async def sign_out(request: Request) -> Response:
     session = request.cookies.get(COOKIE)
     if session:
         access.sessions.end(session)
-    headers = {"location": f"{access.root}/sign-in/", "set-cookie": clear_cookie(request.scope, access.root + "/")}
+    headers = {"location": f"{access.root}/sign-in/", "set-cookie": clear_cookie(request.scope, access.root)}
     return Response(status_code=303, headers=headers)
 
 

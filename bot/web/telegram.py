@@ -75,7 +75,7 @@ async def sign_in(request: Request) -> Response:
         log.warning("review page: Telegram sign-in refused: %s", refused)
         return PlainTextResponse(f"{refused.status}: {refused}.\n", status_code=refused.status)
     log.info("review page: Telegram user %s signed in", signed.user)
-    cookie = set_cookie(access.sessions.start(), request.scope, access.root + "/")
+    cookie = set_cookie(access.sessions.start(), request.scope, access.root)
     return Response(status_code=204, headers={"set-cookie": cookie})
 
 

@@ -39,7 +39,7 @@ LOCAL_HEADERS = {
     "content-security-policy": CSP.format("'none'"),
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
     "cross-origin-resource-policy": "same-origin",
 }

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from playwright.async_api import Browser, expect
 
 from bot.app import App
 from bot.runner import ReviewLink
@@ -226,3 +227,27 @@ async def test_the_chats_link_and_the_page_agree_on_the_time_they_keep(served: S
     assert text.startswith(f"{served.base}/sign-in?code=") and served.token not in text
     assert quote(served.token, safe="") not in text
     assert (await open_link(text.split(" ")[0])).status_code == 303
+
+
+async def test_in_a_browser_the_link_from_chat_opens_the_page_once_and_sign_out_closes_it(
+    served: Served, clock: FakeTime, browser: Browser
+) -> None:
+    link = await link_to(served, clock)
+    context = await browser.new_context()
+    page = await context.new_page()
+    await page.goto(link)
+    await expect(page.get_by_role("heading", name="Timeline")).to_be_visible()
+    assert page.url == served.base + "/"  # the code is gone from the address bar
+    await page.get_by_role("link", name="Runs", exact=True).click()
+    await expect(page.get_by_role("heading", name="Runs")).to_be_visible()
+
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.get_by_text("You are not signed in to the review page.")).to_be_visible()
+    assert [c for c in await context.cookies() if c["name"] == COOKIE] == []
+    again = await page.goto(served.base + "/runs")
+    assert again is not None and again.status == 401
+    # The link from chat was for one visit: it opens nothing now.
+    used = await page.goto(link)
+    assert used is not None and used.status == 403
+    await expect(page.locator("body")).to_contain_text("used already")
+    await context.close()
