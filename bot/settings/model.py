@@ -244,7 +244,7 @@ class ReviewSettings(BaseModel):
             return None
         # Telegram opens only https; a path is the proxy's (passed on or stripped), in plain characters.
         found = re.fullmatch(r"https://[^/\s?#@]+((?:/[A-Za-z0-9._~-]+)*)/?", v.strip())
-        if found is None:
+        if found is None or {".", ".."} & set(found.group(1).split("/")):
             raise ValueError(
                 "expected an https:// address, with a path or not, such as https://review.example.com "
                 "or https://home.example.com/review"
