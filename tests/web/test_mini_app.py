@@ -14,7 +14,6 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from bot.app import App
-from bot.web.access import COOKIE
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import DEFAULT_TOKEN
@@ -25,6 +24,7 @@ from tests.web.test_review_page import chat
 AppFactory = Callable[..., Awaitable[App]]
 Serve = Callable[[App], Awaitable[Served]]
 
+COOKIE = "vaultbot_review"
 PHONE = {"width": 360, "height": 740}
 RUN_LINK = re.compile(r"^run [0-9a-f]{8}")
 # Telegram's theme parameters as its Android app sends them, light and dark.
