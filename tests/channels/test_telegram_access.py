@@ -4,11 +4,13 @@ when enabled, and then only messages that mention the bot or reply to it."""
 from __future__ import annotations
 
 from bot.bus import INBOUND
-from bot.channels.telegram.access import REFUSAL
 from bot.clock import unstamp
 from tests.channels.telegram_harness import ANN, Serve, echo
 from tests.fakes import telegram_server as tg
 from tests.fakes.scripted_model import ScriptedModel
+
+# What a stranger is told (DESIGN, Access: "a short refusal"), written out rather than read from the code.
+REFUSAL = "Sorry, this is a private assistant."
 
 GROUP = -100
 STRANGER = 666
