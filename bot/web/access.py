@@ -191,11 +191,11 @@ class TokenGate:
         access = self._access
         host = host_name(Headers(scope=scope).get("host", ""))
         framed = access.framed(host)
-        if not access.serves(host):
-            await _refuse(403, WRONG_HOST, framed, scope, receive, send)
-            return
-        scope = access.route(scope)
-        refused, cookie = self._check(scope)
+        if access.serves(host):
+            scope = access.route(scope)
+            refused, cookie = self._check(scope)
+        else:
+            refused, cookie = PlainTextResponse(WRONG_HOST, status_code=403), None
         if refused is not None:
             _secure(refused.headers, framed)
             await refused(scope, receive, send)
@@ -251,12 +251,6 @@ def _without_token(scope: Scope) -> str:
     query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
     kept = [(k, v) for k, v in query if k != "token"]
     return quote(scope["path"]) + (f"?{urlencode(kept)}" if kept else "")
-
-
-async def _refuse(status: int, text: str, framed: bool, scope: Scope, receive: Receive, send: Send) -> None:
-    response = PlainTextResponse(text, status_code=status)
-    _secure(response.headers, framed)
-    await response(scope, receive, send)
 
 
 def _secure(headers: MutableHeaders, framed: bool) -> None:
