@@ -30,6 +30,8 @@ Serve = Callable[..., Awaitable[Served]]
 COOKIE = "vaultbot_review"
 PUBLIC_HOST = "review.example.com"
 UNKNOWN = "/no-such-page"
+# Addresses no route has that start like the open ones: gated like any other.
+LOOK_ALIKES = ["/sign-inx", "/sign-in.html", "/sign-outx", "/sign-out/x"]
 # The one place the page may be framed: Telegram Web, and only the pages at the Mini App's (public) address.
 CSP = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; "
@@ -87,7 +89,7 @@ def addresses(table: list[BaseRoute], prefix: str = "") -> list[str]:
 
 
 EVERY = addresses(routes())
-GATED = [*(p for p in EVERY if p not in OPEN), UNKNOWN]
+GATED = [*(p for p in EVERY if p not in OPEN), UNKNOWN, *LOOK_ALIKES]
 
 
 @pytest.fixture
