@@ -95,6 +95,7 @@ def _user_id(value: str) -> int:
         user = json.loads(value)
     except ValueError:
         user = None
-    if not isinstance(user, dict) or not isinstance(user.get("id"), int):
+    # JSON's true is a Python int too; an id is a number and nothing else.
+    if not isinstance(user, dict) or type(user.get("id")) is not int:
         raise InitDataRefused(403, "the init data names no user")
     return int(user["id"])

@@ -82,6 +82,11 @@ def test_init_data_older_than_5_minutes_is_refused_even_when_it_was_good_before(
     assert refusal(signed(TOKEN, auth_date=int((NOW + timedelta(hours=1)).timestamp()))) == 403
 
 
+@pytest.mark.parametrize("user_id", ["42", 42.0, True, None, [42]])
+def test_a_user_id_that_is_not_a_number_is_refused_even_when_signed(user_id: object) -> None:
+    assert refusal(signed(TOKEN, user_id=user_id, auth_date=AUTH_DATE), allowed={1, 42}) == 403  # type: ignore[arg-type]
+
+
 def test_a_user_not_on_the_allowlist_is_refused() -> None:
     assert refusal(signed(TOKEN, user_id=43, auth_date=AUTH_DATE)) == 403
     assert refusal(signed(TOKEN, auth_date=AUTH_DATE), allowed=set()) == 403
