@@ -35,6 +35,7 @@ SAMPLES = {
     "VAULTBOT_MODEL__SDK_MAX_RETRIES": "3",
     "VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen",
     "VAULTBOT_REVIEW__PUBLIC_URL": "https://review.example.com",
+    "VAULTBOT_REVIEW__TOKEN": "a-token-of-sixteen-or-more",
     "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false",
     "VAULTBOT_MCP__SERVERS": '{"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}}',
 }
@@ -227,16 +228,16 @@ def test_a_secret_left_blank_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
         ("VAULTBOT_TELEGRAM__ALLOWED_USERS", '["bob"]', "VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list"),
         ("VAULTBOT_MODEL__MAX_TOOL_CALLS", "0", "VAULTBOT_MODEL__MAX_TOOL_CALLS"),
         ("VAULTBOT_BUS__MAX_ATTEMPTS", "many", "VAULTBOT_BUS__MAX_ATTEMPTS"),
-        # Telegram opens only https pages, and the page's links start at its root.
+        # Telegram opens only https pages; a path may not look like one of the page's own addresses.
         (
             "VAULTBOT_REVIEW__PUBLIC_URL",
             "http://review.example.com",
-            "VAULTBOT_REVIEW__PUBLIC_URL: expected the https://",
+            "VAULTBOT_REVIEW__PUBLIC_URL: expected an https:// address",
         ),
         (
             "VAULTBOT_REVIEW__PUBLIC_URL",
-            "https://example.com/review",
-            "VAULTBOT_REVIEW__PUBLIC_URL: expected the https://",
+            "https://example.com/runs",
+            "VAULTBOT_REVIEW__PUBLIC_URL: its path must not start with /runs",
         ),
     ],
 )

@@ -206,7 +206,7 @@ def review_command(ctx: click.Context, host: str | None, port: int | None) -> No
             db = await open_database(settings.store.path)
             try:
                 token = await review_token(settings, db)
-                page = await stack.enter_async_context(review_page(settings, token))
+                page = await stack.enter_async_context(review_page(settings, token, listen=host))
                 server = ReviewServer(page, host, port)
                 await Store(db).record_review_page(server.served(token))
             finally:

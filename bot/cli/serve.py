@@ -41,9 +41,9 @@ async def serve(
 
     A channel that fails (another instance polling the same Telegram token) stops everything and
     its error propagates. With the review page enabled, its address (token included) is passed
-    to ``announce``, never logged. ``tell`` hears what a person starting it should know, a line
-    each: once every channel is ready, the mode and whom each serves as (the Telegram bot), and
-    before that a channel that cannot reach its service yet.
+    to ``announce``, never logged; ``/review`` in chat answers with a sign-in link. ``tell`` hears what
+    a person starting it should know, a line each: once every channel is ready, the mode and whom each
+    serves as (the Telegram bot), and before that a channel that cannot reach its service yet.
 
     The configuration it runs with is recorded in the store first, for the review page to show.
     """
@@ -75,7 +75,7 @@ def configuration(app: App) -> dict[str, Any]:
 async def _serve(
     app: App,
     stop: asyncio.Event,
-    review: ReviewServer | None,
+    review: tuple[ReviewServer, str] | None,
     announce: Callable[[str], None],
     tell: Callable[[str], None],
     grace: float,
@@ -87,8 +87,9 @@ async def _serve(
             tasks.create_task(worker.run())
         telling = tasks.create_task(_when_ready(app, channels, tell))
         if review is not None:
-            tasks.create_task(review.serve(stop))
-            announce(app.review.url or "")
+            server, url = review
+            tasks.create_task(server.serve(stop))
+            announce(url)
         running = [tasks.create_task(channel.run()) for channel in channels]
         log.info("serving %d channel(s) with %d worker(s); Ctrl-C to stop", len(channels), len(workers))
         stopped = asyncio.ensure_future(stop.wait())
@@ -114,9 +115,9 @@ async def _when_ready(app: App, channels: list[TelegramChannel], tell: Callable[
     tell(f"vaultbot run: {mode}; {serving}; Ctrl-C to stop")
 
 
-async def _review(app: App, pages: AsyncExitStack) -> ReviewServer:
+async def _review(app: App, pages: AsyncExitStack) -> tuple[ReviewServer, str]:
     """The page, over a read-only connection of its own (open until ``pages`` closes), its address
-    recorded in the store before it serves."""
+    recorded in the store before it serves; and its address with the token, to announce."""
     from bot.web import ReviewServer, review_page, review_token
 
     settings = app.settings.review
@@ -124,8 +125,8 @@ async def _review(app: App, pages: AsyncExitStack) -> ReviewServer:
     page = await pages.enter_async_context(review_page(app.settings, token))
     server = ReviewServer(page, settings.host, settings.port)
     await app.store.record_review_page(server.served(token))
-    app.review.url = server.url(token)
-    return server
+    app.review.page = (server.address, token)
+    return server, server.url(token)
 
 
 def _telegram(app: App, tell: Callable[[str], None]) -> TelegramChannel:

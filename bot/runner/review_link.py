@@ -1,18 +1,24 @@
 """Where the review page is served, for ``/review`` in chat: by this process, or by another
 ``vaultbot run`` or ``vaultbot review`` on this machine that recorded its address in the store
 before serving. A recorded address is offered only while its process is alive and its port
-answers, so a page that stopped (even killed) is never offered."""
+answers, so a page that stopped (even killed) is never offered.
+
+What goes into the chat is a single-use sign-in link that lasts minutes (``bot.sign_in_links``),
+never the page's long-lived token: a chat's messages pass through the chat service and stay in its
+history."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import os
-from dataclasses import dataclass
-from urllib.parse import quote
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
+from bot.sign_in_links import LINK_SECONDS, sign_in_url
 from bot.store import ServedPage, Store
 
 __all__ = ["ReviewLink"]
@@ -25,19 +31,20 @@ _LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 @dataclass
 class ReviewLink:
-    """The review page's address: ``url`` once this process serves it (set by whoever serves it),
-    else one another process recorded. ``token`` is this process's configured token, if any;
-    ``app_url`` the page's address as a Telegram Mini App, when it has a public one."""
+    """How to reach the review page. ``page`` is the address and token of the page this process
+    serves (set by whoever serves it); ``token`` this process's configured token, if any; ``app_url``
+    the page's address as a Telegram Mini App, when it has a public one."""
 
-    url: str | None = None
     token: SecretStr | None = None
     app_url: str | None = None
+    page: tuple[str, str] | None = None
+    clock: Callable[[], float] = field(default=time.time)
 
     async def find(self, store: Store) -> str | None:
-        """The address to open (token included when this process knows the page's token), or None
-        when no live process serves the page."""
-        if self.url is not None:
-            return self.url
+        """A single-use sign-in link to the page, saying how long it lasts (or the page's address alone
+        when this process does not know its token), or None when no live process serves the page."""
+        if self.page is not None:
+            return self._link(*self.page)
         configured = self.token.get_secret_value() if self.token else None
         tokens = [t for t in (configured, await store.stored_review_token()) if t]
         for page in await store.review_pages():
@@ -45,8 +52,12 @@ class ReviewLink:
                 known = next((t for t in tokens if hashlib.sha256(t.encode()).hexdigest() == page.token_sha256), None)
                 if known is None:
                     return f"{page.address} (with the token in the address `vaultbot review` printed)"
-                return f"{page.address}?token={quote(known, safe='')}"
+                return self._link(page.address, known)
         return None
+
+    def _link(self, address: str, token: str) -> str:
+        minutes = LINK_SECONDS // 60
+        return f"{sign_in_url(address, token, self.clock())} (it signs you in once, within {minutes} minutes)"
 
 
 async def _alive(page: ServedPage) -> bool:

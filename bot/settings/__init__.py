@@ -5,8 +5,10 @@ about a bad or unknown setting into one line a person can act on."""
 from bot.settings.model import (
     DEFAULT_CONFIG,
     ENV_PREFIX,
+    MIN_TOKEN_LENGTH,
     MINI_APP_PATH,
     OPENAI_BASE_URL,
+    PAGE_SEGMENTS,
     BudgetSettings,
     BusSettings,
     ClipSettings,
@@ -30,8 +32,10 @@ from bot.settings.model import (
 __all__ = [
     "DEFAULT_CONFIG",
     "ENV_PREFIX",
+    "MIN_TOKEN_LENGTH",
     "MINI_APP_PATH",
     "OPENAI_BASE_URL",
+    "PAGE_SEGMENTS",
     "BudgetSettings",
     "BusSettings",
     "ClipSettings",

@@ -40,8 +40,17 @@ from bot.settings.errors import unknown_settings as _unknown_settings
 ENV_PREFIX = "VAULTBOT_"
 DEFAULT_CONFIG = Path("config/vaultbot.toml")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-# Where the review page signs a person in with Telegram's init data (bot.web serves it).
-MINI_APP_PATH = "/telegram/"
+# Where the review page signs a person in with Telegram's init data (bot.web serves it), under the page's
+# own path: apart from the webhook's usual /telegram, so both can share one host behind one proxy.
+MINI_APP_PATH = "/sign-in/telegram"
+# The first segment of every address the review page answers (tests/web checks the route table against
+# it). A public address's path must not start with one: behind a proxy that strips the path, /runs/…
+# could not be told from the page's own /runs.
+PAGE_SEGMENTS = frozenset(
+    {"runs", "notes", "usage", "health", "dead-letters", "vault", "static", "sign-in", "sign-out", "favicon.ico"}
+)
+# Shorter tokens can be guessed; the generated one has 32 characters.
+MIN_TOKEN_LENGTH = 16
 
 
 # A bot token as @BotFather gives it (``123456789:AA…``), wherever it is found.
@@ -210,22 +219,45 @@ class ReviewSettings(BaseModel):
     enabled: bool = Field(False, description="Serve the review page from `vaultbot run` too.")
     host: str = Field("127.0.0.1", min_length=1, description="Address to listen on; the default is this machine only.")
     port: int = Field(8765, ge=0, le=65535)
-    token: Secret = Field(None, description="The access token; generated once and kept in the store when unset.")
+    token: Secret = Field(
+        None,
+        description=f"The access token, at least {MIN_TOKEN_LENGTH} characters; generated once and kept in the "
+        "store when unset.",
+    )
     public_url: str | None = Field(
         None,
-        description="The https:// address (a reverse proxy's) that reaches the page's root: it opens in Telegram "
-        "as a Mini App.",
+        description="The https:// address (a reverse proxy's) that reaches the page, perhaps with a path: it opens "
+        "in Telegram as a Mini App.",
     )
+
+    @field_validator("token")
+    @classmethod
+    def _long_enough(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and len(v.get_secret_value().strip()) < MIN_TOKEN_LENGTH:
+            raise ValueError(f"must be at least {MIN_TOKEN_LENGTH} characters, so it cannot be guessed")
+        return v
 
     @field_validator("public_url")
     @classmethod
-    def _public_root(cls, v: str | None) -> str | None:
+    def _public_address(cls, v: str | None) -> str | None:
         if v is None or not v.strip():
             return None
-        # The page's own links start at "/", so the address must be its root, and Telegram opens only https.
-        if not re.fullmatch(r"https://[^/\s?#]+/?", v.strip()):
-            raise ValueError("expected the https:// address of the page's root, such as https://review.example.com")
+        # Telegram opens only https; a path is the proxy's (passed on or stripped), in plain characters.
+        found = re.fullmatch(r"https://[^/\s?#@]+((?:/[A-Za-z0-9._~-]+)*)/?", v.strip())
+        if found is None or {".", ".."} & set(found.group(1).split("/")):
+            raise ValueError(
+                "expected an https:// address, with a path or not, such as https://review.example.com "
+                "or https://home.example.com/review"
+            )
+        first = found.group(1).split("/")[1] if found.group(1) else ""
+        if first in PAGE_SEGMENTS:
+            raise ValueError(f"its path must not start with /{first}, which is an address of the page itself")
         return v.strip().rstrip("/")
+
+    @property
+    def public_path(self) -> str:
+        """The public address's path, without the last ``/`` (``/review``; ``""`` at a host's root)."""
+        return urlsplit(self.public_url).path.rstrip("/") if self.public_url else ""
 
     @property
     def app_url(self) -> str | None:

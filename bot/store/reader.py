@@ -158,6 +158,14 @@ class StoreReader:
         )
         return [_run(row) for row in rows]
 
+    async def run_ids_starting_with(self, prefix: str, *, limit: int = 2) -> list[str]:
+        """Ids of runs that start with ``prefix`` (at most ``limit``): what a short id names."""
+        # A range on the primary key, as Store.runs_starting_with reads it (LIKE would read '_' as a wildcard).
+        rows = await self._db.fetchall(
+            "SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", (prefix, prefix + "\U0010ffff", limit)
+        )
+        return [row["id"] for row in rows]
+
     async def run(self, run_id: str) -> dict[str, Any] | None:
         """One run with its steps, the user's message, the log entries it made, the notes it wrote,
         and the other attempts at the same message (retries after a failure or a crash)."""

@@ -1,24 +1,28 @@
-"""The review page's Starlette app: the route table, the token gate, and opening the page over a
+"""The review page's Starlette app: the route table, the gate, and opening the page over a
 read-only connection to the store."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import tzinfo
 from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from bot.db import Database, ReadOnlyDatabase
-from bot.settings import Settings
+from bot.settings import MINI_APP_PATH, Settings
+from bot.sign_in_links import SIGN_IN_PATH
 from bot.store import Store, StoreReader
-from bot.web import dead_letters, files, health, notes, runs, telegram, timeline, usage
-from bot.web.access import DOOR, Session, TokenGate
+from bot.web import dead_letters, files, health, notes, runs, sign_in, telegram, timeline, usage
+from bot.web.access import SIGN_OUT_PATH, PageAccess, TokenGate
 from bot.web.render import Renderer
 from bot.web.sources import ReviewSources
 
@@ -29,6 +33,7 @@ STATIC = Path(__file__).parent / "static"
 
 def routes() -> list[BaseRoute]:
     """Every address the page answers."""
+    door = MINI_APP_PATH.removeprefix(SIGN_IN_PATH)
     return [
         Route("/", timeline.timeline),
         Route("/runs", runs.run_list),
@@ -39,26 +44,38 @@ def routes() -> list[BaseRoute]:
         Route("/health", health.health_page),
         Route("/dead-letters", dead_letters.dead_letter_list),
         Route("/vault/{path:path}", files.vault_image),
+        Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        # The one address open without the token: the Mini App signs in here, and it shows nothing else.
+        Route(SIGN_OUT_PATH, sign_in.sign_out, methods=["POST"]),
+        # Open without a session: signing in with a link or with Telegram, which show nothing of the page.
+        Route(SIGN_IN_PATH, sign_in.with_link),
         Mount(
-            DOOR,
+            SIGN_IN_PATH,
             routes=[
-                Route("/", telegram.door),
-                Route("/session", telegram.sign_in, methods=["POST"]),
+                Route("/", sign_in.signed_out),
+                Route(door, telegram.door),
+                Route(door, telegram.sign_in, methods=["POST"]),
                 Mount("/assets", StaticFiles(directory=telegram.ASSETS), name="assets"),
             ],
         ),
     ]
 
 
-def build_app(sources: ReviewSources, token: str) -> Starlette:
-    """The review page; every request needs ``token`` (or the cookie it, or Telegram's init data at
-    the door, sets)."""
-    session = Session(token)
-    app = Starlette(routes=routes(), middleware=[Middleware(TokenGate, session=session)])
+async def favicon(request: Request) -> Response:
+    """The icon browsers ask for at the root (the pages name theirs under /static)."""
+    return FileResponse(STATIC / "favicon.ico", media_type="image/x-icon")
+
+
+def build_app(
+    sources: ReviewSources, token: str, *, listen: str = "127.0.0.1", clock: Callable[[], float] = time.time
+) -> Starlette:
+    """The review page; every address but signing in needs ``token`` or a session. ``listen`` is the
+    address it is served on (its name is one it answers to); ``clock`` (seconds since the epoch)
+    times sessions, sign-in links and the throttle."""
+    access = PageAccess(token, sources.settings.review, listen=listen, clock=clock)
+    app = Starlette(routes=routes(), middleware=[Middleware(TokenGate, access=access)])
     app.state.review = sources
-    app.state.session = session
+    app.state.access = access
     return app
 
 
@@ -72,11 +89,20 @@ async def review_token(settings: Settings, db: Database) -> str:
 
 
 @asynccontextmanager
-async def review_page(settings: Settings, token: str, *, tz: tzinfo | None = None) -> AsyncIterator[Starlette]:
+async def review_page(
+    settings: Settings,
+    token: str,
+    *,
+    tz: tzinfo | None = None,
+    listen: str | None = None,
+    clock: Callable[[], float] = time.time,
+) -> AsyncIterator[Starlette]:
     """The page over a read-only connection of its own to the store (which must exist), open while
-    the block runs. Times are shown in ``tz`` (default: the user's zone)."""
+    the block runs. Times are shown in ``tz`` (default: the user's zone); ``listen`` is the address it
+    is served on (default: ``VAULTBOT_REVIEW__HOST``)."""
     db = await ReadOnlyDatabase.open(settings.store.path)
     try:
-        yield build_app(ReviewSources(StoreReader(db), settings, Renderer(tz or settings.zone)), token)
+        sources = ReviewSources(StoreReader(db), settings, Renderer(tz or settings.zone))
+        yield build_app(sources, token, listen=settings.review.host if listen is None else listen, clock=clock)
     finally:
         await db.close()

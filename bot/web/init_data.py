@@ -4,7 +4,8 @@
 The data-check string is every field but ``hash``, as ``key=value`` lines sorted by key; its
 HMAC-SHA256 under the key HMAC-SHA256(key="WebAppData", msg=bot token), in hex, must be ``hash``.
 Only Telegram and this bot know the token, so a valid hash means Telegram signed these fields,
-``auth_date`` (when it signed them) says how fresh they are, and ``user`` who opened the app.
+``auth_date`` (when it signed them) says how fresh they are, and ``user`` who opened the app. The hash
+names the init data whatever its encoding, so the page accepts each hash once (``bot.web.telegram``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qsl
 
-__all__ = ["MAX_AGE", "InitDataRefused", "signed_user"]
+__all__ = ["MAX_AGE", "InitDataRefused", "SignedUser", "signed_user"]
 
-# Telegram signs the data when the app opens; older data is a replay, not a visit.
-MAX_AGE = timedelta(hours=24)
+# Telegram signs the data as the app opens, and the page posts it at once: older data is a replay, not a visit.
+MAX_AGE = timedelta(minutes=5)
 # Telegram's clock and this machine's may differ a little; data from further in the future is not Telegram's.
 SKEW = timedelta(minutes=5)
 
@@ -36,9 +37,18 @@ class InitDataRefused(Exception):
         return self.reason
 
 
-def signed_user(init_data: str, *, bot_token: str, allowed: Collection[int], now: datetime) -> int:
-    """The id of the allowlisted user Telegram signed ``init_data`` for, at most :data:`MAX_AGE`
-    before ``now``; raises :class:`InitDataRefused` saying why not."""
+@dataclass(frozen=True)
+class SignedUser:
+    """Who Telegram signed the init data for (``user``), when (``signed_at``), and its ``hash``."""
+
+    user: int
+    signed_at: datetime
+    hash: str
+
+
+def signed_user(init_data: str, *, bot_token: str, allowed: Collection[int], now: datetime) -> SignedUser:
+    """The allowlisted user Telegram signed ``init_data`` for, at most :data:`MAX_AGE` before ``now``;
+    raises :class:`InitDataRefused` saying why not."""
     fields = _fields(init_data)
     given = fields.pop("hash", "")
     check = "\n".join(f"{key}={fields[key]}" for key in sorted(fields))
@@ -48,13 +58,13 @@ def signed_user(init_data: str, *, bot_token: str, allowed: Collection[int], now
         raise InitDataRefused(403, "Telegram did not sign this init data for this bot")
     signed_at = _auth_date(fields.get("auth_date", ""))
     if now - signed_at > MAX_AGE:
-        raise InitDataRefused(403, "this init data is more than 24 hours old: open the page from Telegram again")
+        raise InitDataRefused(403, "this init data is more than 5 minutes old: open the page from Telegram again")
     if signed_at - now > SKEW:
         raise InitDataRefused(403, "this init data is dated in the future")
     user = _user_id(fields.get("user", ""))
     if user not in allowed:
         raise InitDataRefused(403, f"Telegram user {user} is not on this bot's allowlist")
-    return user
+    return SignedUser(user, signed_at, given)
 
 
 def _fields(init_data: str) -> dict[str, str]:
@@ -85,6 +95,7 @@ def _user_id(value: str) -> int:
         user = json.loads(value)
     except ValueError:
         user = None
-    if not isinstance(user, dict) or not isinstance(user.get("id"), int):
+    # JSON's true is a Python int too; an id is a number and nothing else.
+    if not isinstance(user, dict) or type(user.get("id")) is not int:
         raise InitDataRefused(403, "the init data names no user")
     return int(user["id"])

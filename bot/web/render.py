@@ -43,7 +43,7 @@ class Renderer:
             query=_query,
             short_id=short_id,
         )
-        self._templates = Jinja2Templates(env=env)
+        self._templates = Jinja2Templates(env=env, context_processors=[_addresses])
 
     def page(self, request: Request, template: str, data: dict[str, Any], *, status: int = 200) -> Response:
         """The page, or with ``?format=json`` the same data as JSON."""
@@ -71,6 +71,14 @@ class Renderer:
             day = self.local(entry["created_at"])
             days.setdefault(f"{day:%A} {day.day} {day:%B %Y}", []).append(entry)
         return list(days.items())
+
+
+def _addresses(request: Request) -> dict[str, str]:
+    """``root``, the public address's path that every link starts with (``""`` at a host's root), and
+    ``here``, the page's own address without it (``/runs``)."""
+    # Inside a Mount, root_path has the mount's path too; app_root_path is the app's own.
+    root: str = request.scope.get("app_root_path", request.scope.get("root_path", ""))
+    return {"root": root, "here": request.url.path.removeprefix(root) or "/"}
 
 
 def _number(value: float | int | None, digits: int = 0) -> str:

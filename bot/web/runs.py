@@ -8,7 +8,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.store import RUN_STATUSES
+from bot.store import MIN_PREFIX, RUN_STATUSES
 from bot.web.changes import run_changes
 from bot.web.sources import sources
 
@@ -35,6 +35,10 @@ async def run_page(request: Request) -> Response:
     review = sources(request)
     run_id = request.path_params["run_id"]
     run = await review.reader.run(run_id)
+    if run is None and len(run_id) >= MIN_PREFIX:
+        # Every page shows a run's first 8 characters: any unique start of 6 or more names it, as `runs show` takes.
+        found = await review.reader.run_ids_starting_with(run_id.lower())
+        run = await review.reader.run(found[0]) if len(found) == 1 else None
     if run is None:
         return review.renderer.page(request, "missing.html", {"what": f"run {run_id}"}, status=404)
     for step in run["steps"]:

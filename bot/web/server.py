@@ -30,6 +30,11 @@ class ReviewServer(HttpServer):
     def __init__(self, app: Starlette, host: str, port: int) -> None:
         super().__init__(app, host, port, what="the review page")
 
+    @property
+    def address(self) -> str:
+        """``http://127.0.0.1:8765/``: where the page is served."""
+        return _address(self.host, self.port)
+
     def url(self, token: str) -> str:
         """The address with the token."""
         return review_url(self.host, self.port, token)
@@ -38,4 +43,4 @@ class ReviewServer(HttpServer):
         """What this process records in the store before it serves, so that ``/review`` in chat
         finds the page (the token itself is not kept: only its digest)."""
         digest = hashlib.sha256(token.encode()).hexdigest()
-        return ServedPage(os.getpid(), _address(self.host, self.port), self.host, self.port, digest)
+        return ServedPage(os.getpid(), self.address, self.host, self.port, digest)

@@ -8,13 +8,15 @@ from typing import Any
 import pytest
 
 from bot.bus import INBOUND, outbound_topic
-from bot.channels.telegram.access import REFUSAL
 from bot.channels.telegram.render import utf16_len
 from bot.clock import unstamp
 from bot.consent import unlabelled
 from tests.channels.telegram_harness import ANN, Serve, echo, free_port, post
 from tests.fakes import telegram_server as tg
 from tests.fakes.scripted_model import ScriptedModel, call, say
+
+# What a stranger is told (DESIGN, Access: "a short refusal"), written out rather than read from the code.
+REFUSAL = "Sorry, this is a private assistant."
 
 
 async def test_a_text_round_trip_with_typing_and_the_command_menu(serve: Serve) -> None:

@@ -15,7 +15,7 @@ from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import subprocess_env
 
 PUBLIC = "https://review.example.com"
-MINI_APP = {"url": f"{PUBLIC}/telegram/"}
+MINI_APP = {"url": f"{PUBLIC}/sign-in/telegram"}
 
 
 def env(fake: FakeTelegram, **more: str) -> dict[str, str]:
@@ -89,5 +89,5 @@ def test_review_in_a_terminal_shows_where_the_button_leads(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:2] == [
         "vaultbot> The review page: everything I did, step by step. Tap Review to open it.",
-        f"          [Review] {PUBLIC}/telegram/",
+        f"          [Review] {PUBLIC}/sign-in/telegram",
     ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -31,17 +32,30 @@ class Served:
         return f"{self.base}/?token={self.token}"
 
 
+class FakeTime:
+    """A clock the test moves: seconds since the epoch, starting at the real time."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @pytest.fixture
 async def serve_review() -> AsyncIterator[object]:
     """``await serve_review(app)`` starts the page over ``app``'s store (read-only, as `vaultbot
-    review` serves it); it stops after the test."""
+    review` serves it), on ``clock`` if given; it stops after the test."""
     running: list[tuple[asyncio.Event, asyncio.Task[None]]] = []
 
     async with AsyncExitStack() as pages:
 
-        async def start(app: App) -> Served:
+        async def start(app: App, clock: Callable[[], float] = time.time) -> Served:
             token = await review_token(app.settings, app.db)
-            page = await pages.enter_async_context(review_page(app.settings, token))
+            page = await pages.enter_async_context(review_page(app.settings, token, listen="127.0.0.1", clock=clock))
             server = ReviewServer(page, "127.0.0.1", 0)
             stop = asyncio.Event()
             running.append((stop, asyncio.create_task(server.serve(stop))))

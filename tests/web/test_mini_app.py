@@ -14,7 +14,6 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from bot.app import App
-from bot.web.access import COOKIE
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import DEFAULT_TOKEN
@@ -25,6 +24,7 @@ from tests.web.test_review_page import chat
 AppFactory = Callable[..., Awaitable[App]]
 Serve = Callable[[App], Awaitable[Served]]
 
+COOKIE = "vaultbot_review"
 PHONE = {"width": 360, "height": 740}
 RUN_LINK = re.compile(r"^run [0-9a-f]{8}")
 # Telegram's theme parameters as its Android app sends them, light and dark.
@@ -101,8 +101,8 @@ async def phone(browser: Browser, *, in_telegram: bool = False) -> tuple[Browser
 
 async def open_mini_app(page: Page, served: Served, init_data: str, theme: dict[str, Any] | None = LIGHT) -> int:
     """Open the Mini App as Telegram does; the status the sign-in was answered with."""
-    async with page.expect_response(lambda r: r.url.endswith("/telegram/session")) as answer:
-        await page.goto(f"{served.base}/telegram/{fragment(init_data, theme)}")
+    async with page.expect_response(lambda r: r.request.method == "POST") as answer:
+        await page.goto(f"{served.base}/sign-in/telegram{fragment(init_data, theme)}")
     return (await answer.value).status
 
 
@@ -162,7 +162,7 @@ async def test_opened_from_telegram_the_timeline_comes_first_in_telegrams_colour
 
 
 def stale() -> str:
-    return signed(DEFAULT_TOKEN, auth_date=int(time.time()) - 24 * 3600 - 60)
+    return signed(DEFAULT_TOKEN, auth_date=int(time.time()) - 6 * 60)
 
 
 def forged() -> str:
@@ -175,11 +175,11 @@ def forged() -> str:
     [
         (forged, 403, "Telegram did not sign this init data for this bot"),
         (lambda: signed("654321:ANOTHER-bot"), 403, "Telegram did not sign this init data for this bot"),
-        (stale, 403, "more than 24 hours old"),
+        (stale, 403, "more than 5 minutes old"),
         (lambda: signed(DEFAULT_TOKEN, user_id=43), 403, "Telegram user 43 is not on this bot's allowlist"),
         (lambda: "", 401, "Open this page from the bot's Review button in Telegram"),
     ],
-    ids=["forged-hash", "another-bot", "older-than-a-day", "not-allowlisted", "none"],
+    ids=["forged-hash", "another-bot", "older-than-5-minutes", "not-allowlisted", "none"],
 )
 async def test_init_data_that_proves_nothing_gets_a_refusal_and_nothing_of_the_page(
     served: Served, browser: Browser, init_data: Callable[[], str], status: int, says: str
@@ -189,7 +189,7 @@ async def test_init_data_that_proves_nothing_gets_a_refusal_and_nothing_of_the_p
     if data:
         assert await open_mini_app(page, served, data) == status
     else:
-        await page.goto(f"{served.base}/telegram/{fragment('', LIGHT)}")
+        await page.goto(f"{served.base}/sign-in/telegram{fragment('', LIGHT)}")
     await expect(page.get_by_role("status")).to_contain_text(says)
     assert "oat milk" not in await page.content()
     assert [c for c in await context.cookies() if c["name"] == COOKIE] == []
@@ -244,18 +244,25 @@ async def test_a_runs_steps_are_folded_under_their_heads_until_tapped(served: Se
     await context.close()
 
 
-async def test_the_cookie_is_secure_when_the_proxy_says_the_request_came_over_https(served: Served) -> None:
-    https = {"x-forwarded-proto": "https"}
-    async with httpx.AsyncClient(base_url=served.base) as client:
-        for headers, secure in ((https, True), ({}, False)):
-            signed_in = await client.post("/telegram/session", content=signed(DEFAULT_TOKEN), headers=headers)
+async def test_the_cookie_is_secure_and_partitioned_when_the_proxy_says_the_request_came_over_https(
+    served: Served,
+) -> None:
+    https = {"x-forwarded-proto": "https", "origin": "https://review.example.com"}
+    local = {"origin": served.base}
+    for headers, secure in ((https, True), (local, False)):
+        init_data = signed(DEFAULT_TOKEN, extra={"query_id": f"AAH-{secure}"})  # init data signs in once
+        async with httpx.AsyncClient(base_url=served.base) as client:
+            signed_in = await client.post("/sign-in/telegram", content=init_data, headers=headers)
             assert signed_in.status_code == 204
             by_token = await client.get("/", params={"token": served.token}, headers=headers)
-            for response in (signed_in, by_token):
-                flags = [f.strip().lower() for f in response.headers["set-cookie"].split(";")]
-                assert ("secure" in flags) is secure, response.headers["set-cookie"]
-                assert {"httponly", "samesite=strict", "path=/"} <= set(flags)
-        # The cookie Telegram's sign-in set is the token's own: it opens every page.
-        assert signed_in.cookies[COOKIE] == by_token.cookies[COOKIE]
-    async with httpx.AsyncClient(base_url=served.base, cookies={COOKIE: signed_in.cookies[COOKIE]}) as client:
-        assert (await client.get("/runs")).status_code == 200
+        for response in (signed_in, by_token):
+            flags = {f.strip().lower() for f in response.headers["set-cookie"].split(";")[1:]}
+            expected = {"path=/", "max-age=43200", "httponly"}
+            # Over https: for Telegram Web's frame of web.telegram.org, where a strict cookie is never sent.
+            expected |= {"secure", "samesite=none", "partitioned"} if secure else {"samesite=strict"}
+            assert flags == expected, response.headers["set-cookie"]
+        # Each sign-in is a session of its own, and opens every page.
+        assert signed_in.cookies[COOKIE] != by_token.cookies[COOKIE]
+        for cookie in (signed_in.cookies[COOKIE], by_token.cookies[COOKIE]):
+            async with httpx.AsyncClient(base_url=served.base, cookies={COOKIE: cookie}) as client:
+                assert (await client.get("/runs")).status_code == 200

@@ -74,8 +74,8 @@ async def test_a_run_page_shows_each_change_as_a_diff_and_the_command_that_undoe
     )
     await expect(changes).to_contain_text("Earlier text kept in .vaultbot/versions/Projects/Garden shed/")
     assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-    # Read-only: it shows the command and offers nothing to press or send.
-    assert await page.locator("form, button, input[type=submit]").count() == 0
+    # Read-only: it shows the command and offers nothing to press or send (Sign out is the footer's, not the page's).
+    assert await page.locator("main form, main button, main input[type=submit]").count() == 0
 
 
 async def test_an_undone_run_says_so_and_links_its_undo_which_links_back(

@@ -91,7 +91,9 @@ async def test_without_the_token_every_request_is_refused_and_with_it_a_cookie_c
     assert wrong is not None and wrong.status == 403
 
     opened = await page.goto(served.url)
-    assert opened is not None and opened.status == 200 and opened.request.redirected_from is None
+    # Signed in, the browser is sent on to the same address without the token.
+    assert opened is not None and opened.status == 200 and opened.request.redirected_from is not None
+    assert page.url == served.base + "/"
     await expect(page.get_by_role("heading", name="Timeline")).to_be_visible()
     cookie = next(c for c in await context.cookies() if c["name"] == "vaultbot_review")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import select
 import signal
 import subprocess
@@ -16,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 from pydantic import SecretStr
 
@@ -33,12 +35,32 @@ AppFactory = Callable[..., Awaitable[App]]
 
 
 def fetch(url: str) -> tuple[int, str]:
-    """GET ``url``: the status and body, also for an error status (never following a redirect)."""
+    """GET ``url``: the status and body, also for an error status (following a redirect, as a script does)."""
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
+
+
+SIGN_IN_LINK = re.compile(
+    r"^The review page: (http://\S+/sign-in\?code=\S+) \(it signs you in once, within 5 minutes\)$"
+)
+
+
+def sign_in_link(reply: OutboundMessage, base: str) -> str:
+    """The single-use link of a /review reply: to the page at ``base``, never with its token."""
+    found = SIGN_IN_LINK.match(reply.text)
+    assert found is not None, reply.text
+    assert found.group(1).startswith(base.rstrip("/") + "/sign-in?code="), (found.group(1), base)
+    return found.group(1)
+
+
+async def sign_in_with(link: str) -> tuple[int, str | None, str]:
+    """Open ``link`` as a browser does: the status, where it leads, and the session cookie it sets."""
+    async with httpx.AsyncClient() as client:
+        opened = await client.get(link)
+    return opened.status_code, opened.headers.get("location"), opened.cookies.get("vaultbot_review", "")
 
 
 @contextmanager
@@ -138,14 +160,23 @@ async def test_vaultbot_run_serves_the_page_when_enabled_and_review_in_chat_give
         [url] = printed
         status, body = await asyncio.to_thread(fetch, url)
         assert status == 200 and "Timeline" in body
-        assert (await asyncio.to_thread(fetch, url.split("?")[0]))[0] == 401
+        base = url.split("?")[0]
+        assert (await asyncio.to_thread(fetch, base))[0] == 401
         reply = await ask(app, "/review")
-        assert reply.text == f"The review page: {url}"
+        token = url.split("token=")[1]
+        assert token not in reply.text
+        link = sign_in_link(reply, base)
+        status, location, cookie = await sign_in_with(link)
+        assert (status, location) == (303, "/") and cookie
+        async with httpx.AsyncClient(base_url=base, cookies={"vaultbot_review": cookie}) as client:
+            assert (await client.get("/runs")).status_code == 200
+        # Once: the same link opens nothing a second time.
+        assert (await sign_in_with(link))[:2] == (403, None)
     finally:
         stopping.set()
         await asyncio.wait_for(running, 30)
-    token = url.split("token=")[1]
     assert token not in caplog.text
+    assert not [r for r in caplog.records if r.name.startswith("bot") and link in r.getMessage()]
 
 
 async def test_review_in_chat_says_how_to_start_the_page_when_it_is_not_served(make_app: AppFactory) -> None:
@@ -180,7 +211,9 @@ async def test_review_in_chat_gives_the_address_of_a_vaultbot_review_running_bes
     try:
         with reviewing(tmp_path) as (process, url):
             reply = await ask(app, "/review")
-            assert reply.text == f"The review page: {url}"
+            link = sign_in_link(reply, url.split("?")[0])
+            status, location, cookie = await sign_in_with(link)
+            assert (status, location) == (303, "/") and cookie
             assert (await asyncio.to_thread(fetch, url))[0] == 200
             process.kill()  # no chance to say it stopped
             process.wait(timeout=10)
@@ -188,7 +221,11 @@ async def test_review_in_chat_gives_the_address_of_a_vaultbot_review_running_bes
             assert reply.text == REVIEW_OFF
 
         with reviewing(tmp_path) as (process, url):
-            assert (await ask(app, "/review")).text == f"The review page: {url}"
+            # The page started again (with the same token): a link made before it started opens nothing.
+            earlier = link.replace(link.split("/sign-in")[0], url.split("/?")[0])
+            assert (await sign_in_with(earlier))[0] == 403
+            link = sign_in_link(await ask(app, "/review"), url.split("?")[0])
+            assert (await sign_in_with(link))[0] == 303
             assert stop(process) == 0
         assert (await ask(app, "/review")).text == REVIEW_OFF
     finally:

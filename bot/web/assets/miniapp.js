@@ -10,7 +10,9 @@
   var root = document.documentElement;
   var proxy = window.TelegramWebviewProxy;
   var handlers = {};
-  var atDoor = location.pathname.indexOf("/telegram/") === 0;
+  // The public address's path every address of the page starts with ("" at a host's root).
+  var base = root.getAttribute("data-root") || "";
+  var atDoor = root.hasAttribute("data-door");
 
   function postEvent(type, data) {
     if (proxy && typeof proxy.postEvent === "function") proxy.postEvent(type, JSON.stringify(data || {}));
@@ -95,10 +97,10 @@
     };
     handlers.back_button_pressed = function () {
       if (history.length > 1) history.back();
-      else location.assign("/");
+      else location.assign(base + "/");
     };
     // The timeline is the first page: Telegram's back button closes the app there, and goes back elsewhere.
-    if (!atDoor) postEvent("web_app_setup_back_button", { is_visible: location.pathname !== "/" });
+    if (!atDoor) postEvent("web_app_setup_back_button", { is_visible: location.pathname !== base + "/" });
     postEvent("web_app_ready");
     postEvent("web_app_expand");
   }
@@ -114,10 +116,10 @@
       refused("Open this page from the bot's Review button in Telegram.");
       return;
     }
-    fetch("/telegram/session", { method: "POST", body: initData, credentials: "same-origin" })
+    fetch(base + "/sign-in/telegram", { method: "POST", body: initData, credentials: "same-origin" })
       .then(function (response) {
         if (response.ok) {
-          location.replace("/");
+          location.replace(base + "/");
           return null;
         }
         return response.text().then(function (text) {
