@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.app import App
 from bot.bus import Worker
+from bot.channels.email import EmailChannel
 from bot.channels.telegram import TelegramChannel
 from bot.clock import zone_name
 from bot.reminders import Scheduler
@@ -60,7 +61,11 @@ def configuration(app: App) -> dict[str, Any]:
     return {
         "mode": "capture" if isinstance(app.model, CaptureModel) else "assistant",
         "model": app.model.name,
-        "channels": ["telegram"] if settings.telegram.token is not None else [],
+        "channels": [
+            name
+            for name, on in (("telegram", settings.telegram.token is not None), ("email", settings.email.enabled))
+            if on
+        ],
         "budget_daily_usd": settings.budget.daily_usd,
         "timezone": zone_name(app.clock.tz),
         "transcription": settings.transcribe.enabled,
@@ -81,7 +86,11 @@ async def _serve(
     grace: float,
 ) -> None:
     workers: list[Worker | Scheduler] = [app.runner_worker(), app.consent_worker(), app.scheduler]
-    channels = [_telegram(app, tell)] if app.settings.telegram.token is not None else []
+    channels: list[TelegramChannel | EmailChannel] = (
+        [_telegram(app, tell)] if app.settings.telegram.token is not None else []
+    )
+    if app.settings.email.enabled:
+        channels.append(_email(app))
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
@@ -138,6 +147,17 @@ def _telegram(app: App, tell: Callable[[str], None]) -> TelegramChannel:
         lease=app.settings.bus.lease_seconds,
         review_app=app.settings.review.app_url,
         tell=tell,
+    )
+
+
+def _email(app: App) -> EmailChannel:
+    return EmailChannel(
+        app.settings.email,
+        db=app.db,
+        bus=app.bus,
+        store=app.store,
+        notes=app.notes,
+        lease=app.settings.bus.lease_seconds,
     )
 
 
