@@ -94,6 +94,8 @@ def authenticated(domain: str, headers: list[str], authserv_id: str) -> bool:
         try:
             parsed = authres.AuthenticationResultsHeader.parse_value(header)
         except Exception:  # a header that is not RFC 8601 vouches for nobody
+            if header.split(";", 1)[0].strip().lower().startswith(authserv_id.lower()):
+                return False  # the server's own header, unreadable: any below it is still not believed
             continue
         if str(parsed.authserv_id).lower() != authserv_id.lower():
             continue
