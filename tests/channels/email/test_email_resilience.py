@@ -1,0 +1,72 @@
+"""The servers misbehave under a running bot: the IMAP server restarts or lacks IDLE, the SMTP server
+fails for a while. Nothing is lost, nothing is answered twice."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.channels.email.harness import Serve, wait_for
+from tests.channels.email.mails import mail
+from tests.channels.telegram_harness import echo
+from tests.fakes.dovecot import Dovecot
+from tests.fakes.scripted_model import ScriptedModel
+from tests.fakes.smtp_server import RecordingSmtp
+
+
+async def test_the_imap_server_restarted_under_a_running_bot(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, caplog: pytest.LogCaptureFixture
+) -> None:
+    await serve(ScriptedModel(echo))
+    await asyncio.to_thread(dovecot.deliver, mail("before"))
+    await asyncio.to_thread(smtp.wait_count, 1)
+
+    await asyncio.to_thread(dovecot.stop)
+    await wait_for(lambda: "lost the IMAP connection" in caplog.text, "the bot saw the connection go")
+    await wait_for(lambda: "cannot read INBOX" in caplog.text, "the bot failed to reconnect at least once")
+    await asyncio.to_thread(dovecot.start)
+    # Mail that came while the bot was reconnecting: it is unseen, and taken once the session is back.
+    await asyncio.to_thread(dovecot.deliver, mail("during"))
+    await asyncio.to_thread(dovecot.deliver, mail("after"))
+    replies = await asyncio.to_thread(smtp.wait_count, 3)
+
+    assert sorted(r.text.rsplit("\n", 1)[-1] for r in replies) == ["after", "before", "during"]
+    await wait_for(lambda: dovecot.unseen() == [], "every mail was flagged seen")
+    await asyncio.sleep(0.3)
+    assert len(smtp.received) == 3
+    assert "imap-secret" not in caplog.text
+
+
+async def test_without_idle_the_mailbox_is_polled(serve: Serve, smtp: RecordingSmtp) -> None:
+    with Dovecot(idle=False) as plain:
+        served = await serve(ScriptedModel(echo), poll_interval=0.2, imap_port=plain.port)
+        await asyncio.to_thread(plain.deliver, mail("polled"))
+        [reply] = await asyncio.to_thread(smtp.wait_count, 1)
+        assert reply.text.endswith("polled")
+        await served.channel.stop()
+        await served.task
+
+
+async def test_a_reply_the_smtp_server_puts_off_is_sent_later_once(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp
+) -> None:
+    smtp.fail_next = 2
+    served = await serve(ScriptedModel(echo))
+    served.channel.outbox_worker.backoff = 0.05
+    await asyncio.to_thread(dovecot.deliver, mail("try again"))
+    [reply] = await asyncio.to_thread(smtp.wait_count, 1)
+    assert reply.text.endswith("try again")
+    await wait_for(lambda: smtp.fail_next == 0, "both failures were answered")
+    await asyncio.sleep(0.3)
+    assert len(smtp.received) == 1
+    assert await served.app.bus.counts("outbound:email") == {"done": 1}
+
+
+async def test_a_wrong_password_is_retried_and_never_shown(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, caplog: pytest.LogCaptureFixture
+) -> None:
+    await serve(ScriptedModel(echo), password="wrong-password-Zz9")
+    await wait_for(lambda: caplog.text.count("cannot read INBOX") >= 2, "two failed logins")
+    assert "refused the login" in caplog.text
+    assert "wrong-password-Zz9" not in caplog.text
