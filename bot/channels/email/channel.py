@@ -77,8 +77,9 @@ class EmailChannel:
             notes=notes,
             ledger=ledger,
         )
+        self._smtp = Smtp(settings)
         sender = EmailSender(
-            settings=settings, bus=bus, store=store, ledger=ledger, smtp=Smtp(settings), pace=pace or Pacer()
+            settings=settings, bus=bus, store=store, ledger=ledger, smtp=self._smtp, pace=pace or Pacer()
         )
         self.outbox_worker = Worker(
             bus,
@@ -118,6 +119,7 @@ class EmailChannel:
             finally:
                 for sender in senders:
                     await sender.stop()
+                await self._smtp.close()
 
     def stop_receiving(self) -> None:
         """Stop reading the mailbox; replies go on being sent until :meth:`stop`."""

@@ -32,6 +32,9 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 SMTP_TIMEOUT = 30.0
+# Seconds a connection to the SMTP server is kept without a mail to send (servers close idle ones after a
+# minute or more).
+REUSE_SECONDS = 30.0
 
 
 @dataclass
@@ -59,38 +62,69 @@ class Pacer:
 
 
 class Smtp:
-    """Hands mail to the configured SMTP server, one connection per mail."""
+    """Hands mail to the configured SMTP server over one connection, kept while mail keeps coming (a login
+    per mail would cost a handful of round trips each, and providers limit logins); one that has been idle
+    for :data:`REUSE_SECONDS`, or failed, is replaced by a new one."""
 
-    def __init__(self, settings: EmailSettings) -> None:
+    def __init__(self, settings: EmailSettings, *, clock: Callable[[], float] = time.monotonic) -> None:
         assert settings.smtp_host is not None and settings.password is not None
         self._settings = settings
+        self._clock = clock
+        self._client: aiosmtplib.SMTP | None = None
+        self._used = 0.0
+        self._lock = asyncio.Lock()
 
     async def send(self, mail: EmailMessage, recipient: str) -> None:
         """Send ``mail``; :class:`Fatal` when the server refuses it for good (a 5xx), any other error
         when trying again later may work."""
+        async with self._lock:
+            try:
+                client = await self._connected()
+                await client.send_message(mail, sender=self._settings.address, recipients=[recipient])
+            except aiosmtplib.SMTPRecipientsRefused as exc:
+                raise Fatal(f"the SMTP server refused the recipient {recipient}: {_codes(exc)}") from None
+            except aiosmtplib.SMTPResponseException as exc:
+                await self._drop()
+                if 500 <= exc.code < 600 and not isinstance(exc, aiosmtplib.SMTPAuthenticationError):
+                    raise Fatal(f"the SMTP server refused the mail: {exc.code} {exc.message[:200]}") from None
+                raise SmtpUnavailable(f"the SMTP server answered {exc.code} {exc.message[:200]}") from None
+            except (aiosmtplib.SMTPException, OSError) as exc:
+                await self._drop()
+                raise SmtpUnavailable(f"the SMTP server could not be reached ({type(exc).__name__}: {exc})") from None
+            self._used = self._clock()
+
+    async def close(self) -> None:
+        """Say goodbye to the server, if connected."""
+        async with self._lock:
+            await self._drop()
+
+    async def _connected(self) -> aiosmtplib.SMTP:
+        client = self._client
+        if client is not None and client.is_connected and self._clock() - self._used < REUSE_SECONDS:
+            return client
+        await self._drop()
         settings = self._settings
         assert settings.password is not None
+        client = aiosmtplib.SMTP(
+            hostname=settings.smtp_host,
+            port=settings.smtp_port,
+            use_tls=settings.smtp_security == "ssl",
+            start_tls=settings.smtp_security == "starttls",
+            timeout=SMTP_TIMEOUT,
+        )
+        await client.connect()
+        self._client = client
+        await client.login(settings.username or "", settings.password.get_secret_value())
+        return client
+
+    async def _drop(self) -> None:
+        client, self._client = self._client, None
+        if client is None or not client.is_connected:
+            return
         try:
-            await aiosmtplib.send(
-                mail,
-                sender=settings.address,
-                recipients=[recipient],
-                hostname=settings.smtp_host,
-                port=settings.smtp_port,
-                username=settings.username,
-                password=settings.password.get_secret_value(),
-                use_tls=settings.smtp_security == "ssl",
-                start_tls=settings.smtp_security == "starttls",
-                timeout=SMTP_TIMEOUT,
-            )
-        except aiosmtplib.SMTPRecipientsRefused as exc:
-            raise Fatal(f"the SMTP server refused the recipient {recipient}: {_codes(exc)}") from None
-        except aiosmtplib.SMTPResponseException as exc:
-            if 500 <= exc.code < 600 and not isinstance(exc, aiosmtplib.SMTPAuthenticationError):
-                raise Fatal(f"the SMTP server refused the mail: {exc.code} {exc.message[:200]}") from None
-            raise SmtpUnavailable(f"the SMTP server answered {exc.code} {exc.message[:200]}") from None
-        except (aiosmtplib.SMTPException, OSError) as exc:
-            raise SmtpUnavailable(f"the SMTP server could not be reached ({type(exc).__name__}: {exc})") from None
+            await asyncio.wait_for(client.quit(), 5)
+        except (aiosmtplib.SMTPException, OSError, TimeoutError):
+            client.close()
 
 
 class SmtpUnavailable(Exception):

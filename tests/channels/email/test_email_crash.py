@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.channels.email.harness import email_env
 from tests.channels.email.mails import ANN, mail
 from tests.channels.telegram_harness import RunVaultbot, bus_statuses, stop, wait_until
@@ -29,6 +31,9 @@ def numbered(body: dict[str, Any]) -> int:
     return int(match.group(1))
 
 
+# Two `vaultbot run` starts and 20 turns take about 30 s on a loaded 2-core machine; every wait inside has a
+# bound of its own, so a hang still fails with what it waited for.
+@pytest.mark.timeout(180)
 def test_a_sigkill_mid_batch_of_20_mails_gives_20_notes_and_20_replies(
     tmp_path: Path, vaultbot_run: RunVaultbot, fake_anthropic: FakeAnthropic, smtp: RecordingSmtp, dovecot: Dovecot
 ) -> None:
