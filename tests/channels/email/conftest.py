@@ -31,8 +31,9 @@ def smtp() -> Iterator[RecordingSmtp]:
 
 @pytest.fixture
 async def serve(make_app: Callable[..., Awaitable[App]], dovecot: Dovecot, smtp: RecordingSmtp) -> AsyncIterator[Serve]:
-    """Start the channel and a runner worker on a fresh app (or ``app``, a restart). Replies are not
-    paced unless ``pace`` says so; a lost IMAP connection is retried after 0.05 s, doubling to 0.5 s."""
+    """Start the channel and a runner worker on a fresh app (or ``app``, a restart); ``email`` overrides
+    the e-mail settings, ``settings`` adds other sections. Replies are not paced unless ``pace`` says so;
+    a lost IMAP connection is retried after 0.05 s, doubling to 0.5 s."""
     running: list[tuple[EmailChannel, Any, asyncio.Task[None], asyncio.Task[None]]] = []
 
     async def start(
@@ -41,9 +42,10 @@ async def serve(make_app: Callable[..., Awaitable[App]], dovecot: Dovecot, smtp:
         app: App | None = None,
         pace: Pacer | None = None,
         poll_interval: float = 60.0,
+        settings: dict[str, Any] | None = None,
         **email: Any,
     ) -> Served:
-        app = app or await make_app(model, email=email_settings(dovecot, smtp, **email))
+        app = app or await make_app(model, email=email_settings(dovecot, smtp, **email), **(settings or {}))
         channel = EmailChannel(
             app.settings.email,
             db=app.db,

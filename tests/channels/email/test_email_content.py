@@ -17,6 +17,7 @@ from tests.fakes.dovecot import Dovecot
 from tests.fakes.pdfs import text_pdf
 from tests.fakes.scripted_model import ScriptedModel, say
 from tests.fakes.smtp_server import RecordingSmtp
+from tests.fakes.transcription_server import FakeTranscription
 from tests.images.pictures import QUADRANTS, close, decoded, jpeg, quadrant_colours, upright
 
 
@@ -58,6 +59,23 @@ async def test_a_photo_and_a_pdf_reach_the_model_and_the_vault(
     assert "![[Attachments/shelf.jpg]]" in text and "![[Attachments/invoice.pdf]]" in text
     found = await asyncio.to_thread(served.app.notes.search, "invoice")
     assert "Attachments/invoice.pdf" in [hit.path for hit in found]
+
+
+async def test_an_audio_file_is_kept_and_transcribed(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, fake_transcription: FakeTranscription
+) -> None:
+    model = ScriptedModel(lambda messages: say("Noted."))
+    transcribe = {"base_url": fake_transcription.base_url, "api_key": fake_transcription.key}
+    served = await serve(model, settings={"transcribe": transcribe})
+    memo = b"\x00\x00\x00\x18ftypM4A memo"
+    await asyncio.to_thread(dovecot.deliver, mail("From my watch", files=[("memo.m4a", "audio/mp4", memo)]))
+    await asyncio.to_thread(smtp.wait_count, 1)
+
+    assert (served.app.notes.root / "Attachments" / "memo.m4a").read_bytes() == memo
+    [heard] = fake_transcription.transcriptions()
+    assert heard.audio == memo
+    text = last_user_text(model)
+    assert "![[Attachments/memo.m4a]]" in text and fake_transcription.text in text
 
 
 async def test_quoted_history_and_the_signature_are_cut(serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp) -> None:

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from bot.channels.email.imap import ConnectionLost, Mailbox
 from tests.channels.email.harness import Serve, wait_for
 from tests.channels.email.mails import mail
 from tests.channels.telegram_harness import echo
@@ -70,3 +71,29 @@ async def test_a_wrong_password_is_retried_and_never_shown(
     await wait_for(lambda: caplog.text.count("cannot read INBOX") >= 2, "two failed logins")
     assert "refused the login" in caplog.text
     assert "wrong-password-Zz9" not in caplog.text
+
+
+async def test_a_mail_stored_but_not_flagged_seen_is_taken_again_and_answered_once(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection drops between storing a mail on the bus and flagging it: the mail is fetched
+    again after the reconnect, and the bus and the record of mails taken keep it from a second turn."""
+    flagging = Mailbox.mark_seen
+    failed: list[int] = []
+
+    async def drop_once(self: Mailbox, uid: int) -> None:
+        if not failed:
+            failed.append(uid)
+            raise ConnectionLost("the IMAP server closed the connection")
+        await flagging(self, uid)
+
+    monkeypatch.setattr(Mailbox, "mark_seen", drop_once)
+    model = ScriptedModel(echo)
+    served = await serve(model)
+    uid = await asyncio.to_thread(dovecot.deliver, mail("only once"))
+    await wait_for(lambda: dovecot.flags()[uid] == {"\\Seen"}, "the mail was flagged on the second try")
+    await asyncio.to_thread(smtp.wait_count, 1)
+    await asyncio.sleep(0.3)
+    assert failed == [uid]
+    assert len(smtp.received) == 1 and len(model.calls) == 1
+    assert await served.app.bus.counts("inbound") == {"done": 1}
