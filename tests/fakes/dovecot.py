@@ -2,7 +2,9 @@
 port) with a configuration, users and mail of its own in a fresh folder, plain login over loopback.
 
 Run as root (CI), it runs as the ``dovecot`` user the package creates, in a folder that user owns;
-run as anyone else, as that user. ``idle=False`` takes IDLE out of what it offers, for the polling path.
+run as anyone else, as that user. ``idle=False`` takes IDLE out of what it offers, for the polling path;
+``tls`` (a trustme certificate for 127.0.0.1) turns on STARTTLS on :attr:`port` and implicit TLS on
+:attr:`tls_port`.
 Tests put mail in with IMAP APPEND, as a mail server's delivery would, and read the flags back.
 """
 
@@ -21,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 BOT = "bot@example.org"
 PASSWORD = "imap-secret-Kx8"
@@ -34,7 +37,7 @@ state_dir = {root}/state
 log_path = {root}/dovecot.log
 protocols = imap
 listen = 127.0.0.1
-ssl = no
+{ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = {user}
@@ -58,7 +61,8 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {tls_port}
   }}
 }}
 service anvil {{
@@ -77,17 +81,23 @@ def free_port() -> int:
 class Dovecot:
     """One Dovecot on its own port; :meth:`start`, :meth:`stop`, :meth:`restart` (same port, same mail)."""
 
-    def __init__(self, *, idle: bool = True, users: dict[str, str] | None = None) -> None:
+    def __init__(self, *, idle: bool = True, users: dict[str, str] | None = None, tls: Any = None) -> None:
         if not Path(DOVECOT).exists():
             raise RuntimeError("Dovecot is missing: scripts/test installs it (apt-get install -y dovecot-imapd)")
         self.users = users or {BOT: PASSWORD}
         self.port = free_port()
+        self.tls_port = free_port() if tls is not None else 0
         as_root = os.geteuid() == 0
         account = pwd.getpwnam("dovecot") if as_root else pwd.getpwuid(os.geteuid())
         self._uid, self._gid = account.pw_uid, account.pw_gid
         self.root = Path(tempfile.mkdtemp(prefix="vaultbot-dovecot-"))
         for folder in ("run", "state", "mail", "home"):
             (self.root / folder).mkdir()
+        ssl = "ssl = no"
+        if tls is not None:
+            tls.cert_chain_pems[0].write_to_path(str(self.root / "cert.pem"))
+            tls.private_key_pem.write_to_path(str(self.root / "key.pem"))
+            ssl = f"ssl = yes\nssl_cert = <{self.root}/cert.pem\nssl_key = <{self.root}/key.pem"
         (self.root / "passwd").write_text("".join(f"{user}:{{PLAIN}}{pw}\n" for user, pw in self.users.items()))
         (self.root / "dovecot.conf").write_text(
             CONFIG.format(
@@ -98,6 +108,8 @@ class Dovecot:
                 gid=self._gid,
                 port=self.port,
                 capability="" if idle else f"imap_capability = {WITHOUT_IDLE}",
+                ssl=ssl,
+                tls_port=self.tls_port,
             )
         )
         if as_root:

@@ -6,6 +6,7 @@ told to answer the next mails with a temporary failure.
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -42,7 +43,11 @@ class Received:
 class RecordingSmtp:
     """Start with ``with RecordingSmtp() as smtp:``; ``smtp.received`` holds what it accepted."""
 
-    def __init__(self, users: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, users: dict[str, str] | None = None, *, tls: ssl.SSLContext | None = None, starttls: bool = False
+    ) -> None:
+        """With ``tls``, the server speaks TLS from the start, or with ``starttls`` offers STARTTLS and
+        asks for it before a login."""
         self.users = users or {BOT: PASSWORD}
         self.port = free_port()
         self.received: list[Received] = []
@@ -54,7 +59,10 @@ class RecordingSmtp:
             hostname="127.0.0.1",
             port=self.port,
             authenticator=self._authenticate,
-            auth_require_tls=False,
+            auth_require_tls=starttls,
+            ssl_context=tls if not starttls else None,
+            tls_context=tls if starttls else None,
+            require_starttls=starttls,
         )
 
     def __enter__(self) -> RecordingSmtp:
