@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from bot.bus import Event, OutboundMessage, events_topic, outbound_topic
 from tests.channels.email.harness import Serve, wait_for
 from tests.channels.email.mails import ANN, mail
 from tests.channels.telegram_harness import echo
@@ -95,3 +96,28 @@ async def test_a_command_in_the_subject_or_first_line_is_a_command(
     first, second = await asyncio.to_thread(smtp.wait_count, 2)
     assert "Oat milk list" in first.text and "Oat milk list" in second.text
     assert model.calls == []
+
+
+async def test_notices_and_reminders_join_the_conversations_latest_thread(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp
+) -> None:
+    served = await serve(ScriptedModel(echo))
+    await asyncio.to_thread(dovecot.deliver, mail("hi", subject="Plans", message_id="<plans@example.com>"))
+    await asyncio.to_thread(smtp.wait_count, 1)
+    bus, conversation = served.app.bus, f"email:{ANN}"
+    event = Event(
+        type="failure.detected", conversation=conversation, recipient=ANN, notice="⚠ vault_write keeps failing"
+    )
+    await bus.publish(events_topic("email"), event, conversation=conversation, dedupe_key="event-1")
+    reminder = OutboundMessage(
+        channel="email", conversation=conversation, recipient=ANN, text="⏰ call the plumber", in_reply_to="reminder:1"
+    )
+    await bus.publish(outbound_topic("email"), reminder, conversation=conversation, dedupe_key="reminder:1")
+
+    replies = await asyncio.to_thread(smtp.wait_count, 3)
+    later = {r.text: r.message for r in replies[1:]}
+    assert set(later) == {"⚠ vault_write keeps failing", "⏰ call the plumber"}
+    for message in later.values():
+        assert message["Subject"] == "Re: Plans" and message["In-Reply-To"] == "<plans@example.com>"
+        assert message["Auto-Submitted"] == "auto-replied"
+    assert len({r.message["Message-ID"] for r in replies}) == 3
