@@ -4,7 +4,6 @@ it sends nothing, flags nothing, and never shows the password."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from bot.channels.email import probe
@@ -14,19 +13,7 @@ from tests.channels.email.harness import email_env, email_settings
 from tests.channels.email.mails import mail
 from tests.fakes.dovecot import PASSWORD, Dovecot, free_port
 from tests.fakes.smtp_server import RecordingSmtp
-from tests.helpers import subprocess_env
-
-
-def doctor(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "doctor"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=subprocess_env(**env),
-        timeout=60,
-    )
+from tests.test_doctor_cli import doctor
 
 
 def lines(done: subprocess.CompletedProcess[str], prefix: str) -> list[str]:
