@@ -142,7 +142,7 @@ class EmailChannel:
                 failures += 1
                 delay = self._reconnect.delay(failures)
                 log.warning(
-                    "email: cannot read %s at %s:%s (%s); trying again in %.0fs",
+                    "email: cannot read %s at %s:%s (%s); trying again in %.1fs",
                     settings.mailbox,
                     settings.imap_host,
                     settings.imap_port,
@@ -151,18 +151,20 @@ class EmailChannel:
                 )
                 await self._pause(delay)
                 continue
-            failures = 0
             how = "IDLE" if mailbox.idles else f"polling every {self._poll:g}s"
             log.info("email: reading %s at %s (%s)", settings.mailbox, settings.imap_host, how)
             try:
                 while not self._stopping.is_set():
                     await self._take_new(mailbox)
+                    # A session that served counts as a success: one that fails at once again and again
+                    # backs off as failing logins do.
+                    failures = 0
                     if not self._stopping.is_set():
                         await mailbox.wait(self._stopping, self._poll)
             except (ImapError, OSError, TimeoutError) as exc:
-                failures = 1
+                failures += 1
                 delay = self._reconnect.delay(failures)
-                log.warning("email: lost the IMAP connection (%s); reconnecting in %.0fs", describe(exc), delay)
+                log.warning("email: lost the IMAP connection (%s); reconnecting in %.1fs", describe(exc), delay)
                 await self._pause(delay)
             finally:
                 await mailbox.close()
@@ -202,7 +204,7 @@ class EmailChannel:
             self._store_failures += 1
             delay = STORE_BACKOFF.delay(self._store_failures)
             log.warning(
-                "email: could not store mail %s (%s); it stays unseen in the mailbox, trying again in %.0fs",
+                "email: could not store mail %s (%s); it stays unseen in the mailbox, trying again in %.1fs",
                 uid,
                 describe(exc),
                 delay,

@@ -143,7 +143,10 @@ class Mailbox:
         if not self.idles:
             await self._until(asyncio.sleep(poll), stopping)
             return
-        idle = await self._client.idle_start(timeout=IDLE_SECONDS)
+        try:
+            idle = await self._client.idle_start(timeout=IDLE_SECONDS)
+        except (aioimaplib.AioImapException, TimeoutError) as exc:
+            raise ImapError(f"IDLE failed: {type(exc).__name__}") from None
         try:
             push = self._client.wait_server_push(timeout=IDLE_SECONDS)
             with contextlib.suppress(TimeoutError):
@@ -151,10 +154,11 @@ class Mailbox:
         finally:
             if self._client.has_pending_idle() and not self._lost.is_set():
                 self._client.idle_done()
-                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                    await asyncio.wait_for(idle, COMMAND_TIMEOUT)
+                await asyncio.wait({idle}, timeout=COMMAND_TIMEOUT)
             if not idle.done():
                 idle.cancel()
+            elif not idle.cancelled():
+                idle.exception()  # seen: a failed IDLE shows in the next command, which fails too
         if self._lost.is_set():
             raise ConnectionLost("the IMAP server closed the connection")
 
