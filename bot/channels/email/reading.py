@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
-from email.utils import getaddresses
 
 from bot.channels.email.body import Body, new_text
 
@@ -131,18 +130,23 @@ def _one_line(value: str) -> str:
 
 
 def _sender(message: Message) -> tuple[str | None, str | None]:
-    """The From address, lower-cased, and its display name; None unless From names exactly one address."""
+    """The From address, lower-cased, and its display name; None unless From names exactly one address,
+    in a header without defects (``ann@example.com <mallory@evil.example>`` reads as either)."""
     values = message.get_all("From") or []
     if len(values) != 1:
         return None, None
-    found = [(name, address) for name, address in getaddresses([str(values[0])]) if address]
-    if len(found) != 1:
+    header = values[0]
+    try:
+        addresses = list(header.addresses)
+        defects = list(header.defects)
+    except Exception:  # a header the parser could not make an address list of
         return None, None
-    name, address = found[0]
-    address = address.strip().lower()
+    if len(addresses) != 1 or defects:
+        return None, None
+    address = addresses[0].addr_spec.strip().lower()
     if address.count("@") != 1 or re.search(r"[\s<>,;\"\x00-\x1f\x7f]", address):
         return None, None
-    return address, (_one_line(name)[:100] or None)
+    return address, (_one_line(addresses[0].display_name)[:100] or None)
 
 
 def _message_id(value: str) -> str | None:

@@ -67,6 +67,7 @@ def test_a_parent_domain_signs_for_its_subdomain() -> None:
             ["mx.evil.example; dkim=pass header.d=example.com"],
         ),
         ("two senders", f"Ann <{ANN}>, Mallory <mallory@evil.example>", None),
+        ("a From that reads as two addresses", f"{ANN} <mallory@evil.example>", None),
         ("no sender", "undisclosed-recipients:;", None),
     ],
 )
