@@ -35,6 +35,9 @@ RECONNECT = Backoff(first=1.0, most=60.0)
 STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 # Seconds between looks at a mailbox whose server lacks IDLE.
 POLL_SECONDS = 60.0
+# Unseen mails taken per look at the mailbox (a command line of thousands of UIDs is past some servers'
+# limits); the next look takes the next ones.
+BATCH = 100
 # Mail larger than this is read from its header alone, and an allowed sender is told it is too big.
 MAX_MAIL_BYTES = 25 * 1024 * 1024
 
@@ -172,7 +175,7 @@ class EmailChannel:
     async def _take_new(self, mailbox: Mailbox) -> None:
         """Take every unseen mail, until a look finds none."""
         while not self._stopping.is_set():
-            uids = await mailbox.unseen()
+            uids = (await mailbox.unseen())[:BATCH]
             if not uids:
                 return
             sizes = await mailbox.sizes(uids)
