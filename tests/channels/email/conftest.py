@@ -42,6 +42,7 @@ async def serve(make_app: Callable[..., Awaitable[App]], dovecot: Dovecot, smtp:
         app: App | None = None,
         pace: Pacer | None = None,
         poll_interval: float = 60.0,
+        max_mail_bytes: int = 25 * 1024 * 1024,
         settings: dict[str, Any] | None = None,
         **email: Any,
     ) -> Served:
@@ -55,6 +56,7 @@ async def serve(make_app: Callable[..., Awaitable[App]], dovecot: Dovecot, smtp:
             pace=pace or Pacer(most=1_000_000),
             poll_interval=poll_interval,
             reconnect=Backoff(first=0.05, most=0.5),
+            max_mail_bytes=max_mail_bytes,
         )
         worker = app.runner_worker()
         running.append((channel, worker, asyncio.create_task(channel.run()), asyncio.create_task(worker.run())))

@@ -179,8 +179,7 @@ async def test_a_mail_too_big_is_not_taken_and_its_sender_is_told(
     serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp
 ) -> None:
     model = ScriptedModel(lambda messages: say("ok"))
-    served = await serve(model)
-    served.channel._max_bytes = 100_000  # the limit of a test's size; the real one is 25 MB
+    served = await serve(model, max_mail_bytes=100_000)  # a test's size of the real 25 MB
     big = mail("see attached", subject="Scans", files=[("scan.pdf", "application/pdf", b"%PDF" + b"x" * 200_000)])
     uid = await asyncio.to_thread(dovecot.deliver, big)
     [notice] = await asyncio.to_thread(smtp.wait_count, 1)
