@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from bot.app import App
 from bot.bus import Worker
-from bot.channels.email import EmailChannel
 from bot.channels.telegram import TelegramChannel
 from bot.clock import zone_name
 from bot.reminders import Scheduler
 from bot.runner import CaptureModel
 
 if TYPE_CHECKING:
+    from bot.channels.email import EmailChannel
     from bot.web import ReviewServer
 
 log = logging.getLogger(__name__)
@@ -151,6 +151,9 @@ def _telegram(app: App, tell: Callable[[str], None]) -> TelegramChannel:
 
 
 def _email(app: App) -> EmailChannel:
+    # Imported when the channel is on: its IMAP, SMTP and mail-reading libraries cost a run without it.
+    from bot.channels.email import EmailChannel
+
     return EmailChannel(
         app.settings.email,
         db=app.db,
