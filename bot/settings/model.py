@@ -354,6 +354,14 @@ class EmailSettings(BaseModel):
             raise ValueError("expected one line of text")
         return v.strip()
 
+    @field_validator("password")
+    @classmethod
+    def _sendable(cls, v: SecretStr | None) -> SecretStr | None:
+        # It goes into IMAP's LOGIN and SMTP's AUTH lines, which a line break or NUL would cut.
+        if v is not None and re.search(r"[\x00\r\n]", v.get_secret_value()):
+            raise ValueError("expected one line without NUL characters")
+        return v
+
     @field_validator("mailbox")
     @classmethod
     def _mailbox_name(cls, v: str) -> str:

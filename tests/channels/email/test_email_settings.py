@@ -80,6 +80,7 @@ def test_without_a_trusted_server_authentication_must_be_turned_off_by_name(monk
         ("VAULTBOT_EMAIL__MAILBOX", "Eingänge", "expected a folder name of printable ASCII"),
         ("VAULTBOT_EMAIL__USERNAME", "bot\x1b@example.org", "expected one line of text"),
         ("VAULTBOT_EMAIL__REQUIRE_AUTHENTICATED", "maybe", "expected true or false"),
+        ("VAULTBOT_EMAIL__PASSWORD", "app-password-Ww4\nA2 LOGOUT", "expected one line without NUL characters"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_its_variable(
