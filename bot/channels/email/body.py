@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 import html2text
-from mailparser_reply.constants import MAIL_LANGUAGES
+from mailparser_reply.constants import MAIL_LANGUAGES, OUTLOOK_MAIL_SEPARATOR
 from mailparser_reply.parser import EmailMessage
 
 # About 25,000 tokens: a long letter or a pasted article. A longer body is cut here, and says so.
@@ -29,6 +29,16 @@ FORWARD_MARKER = re.compile(
     r".*$|^begin forwarded message:?$|^anfang der weitergeleiteten nachricht:?$)\s*\Z",
     re.IGNORECASE | re.MULTILINE,
 )
+
+
+class _Body(EmailMessage):
+    """mail-parser-reply's message, its text made ready the same way except for one call: 1.36 passes
+    ``re.MULTILINE`` where ``re.sub`` takes its count (Python 3.13 warns, and only the first 8 Outlook
+    separators were handled)."""
+
+    def _normalize_text(self) -> None:
+        text = "\n".join(line.strip() for line in self.text.replace("\r\n", "\n").split("\n"))
+        self.text = re.sub(f"([^\n]){OUTLOOK_MAIL_SEPARATOR}", "\\1\n", text)
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,7 @@ def new_text(text: str, *, html: bool = False, forwarding: bool = False, cut: bo
     text, left_out = _bounded(text.replace("\r\n", "\n").replace("\r", "\n"))
     if not cut:
         return Body(_with_note(text.strip(), left_out))
-    replies = EmailMessage(text=text, languages=list(LANGUAGES), keep_hyphen_lists=True).read().replies
+    replies = _Body(text=text, languages=list(LANGUAGES), keep_hyphen_lists=True).read().replies
     if not replies:
         return Body(_with_note("", left_out))
     first = replies[0].body

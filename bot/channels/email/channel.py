@@ -193,8 +193,10 @@ class EmailChannel:
             return True  # gone meanwhile (expunged by another client)
         try:
             mail = await asyncio.to_thread(read_mail, raw)
-        except Exception:  # a mail this code cannot read must not stop the channel
+        except Exception as exc:  # a mail this code cannot read must not stop the channel
             log.exception("email: mail %s in %s cannot be read; flagged seen and left there", uid, mailbox.name)
+            key = f"email:{mailbox.name}:{mailbox.uidvalidity}:{uid}"
+            await self.receiver.unreadable(key, f"{mailbox.name} (UID {uid})", exc)
             await mailbox.mark_seen(uid)
             return True
         key = mail_key(mail, mailbox.name, mailbox.uidvalidity, uid)

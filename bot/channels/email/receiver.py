@@ -136,6 +136,18 @@ class EmailReceiver:
                 )
         return "too big: the sender is told"
 
+    async def unreadable(self, key: str, where: str, error: BaseException) -> None:
+        """A mail this code could not read: it goes in the log (``vaultbot log``), once, so it is not lost
+        without a word; it stays in the mailbox."""
+        async with self._db.transaction():
+            if await self._ledger.record(key, "unreadable", conversation_of("unknown")):
+                await self._store.add_interaction(
+                    conversation=conversation_of("unknown"),
+                    category="error",
+                    summary=f"An e-mail could not be read ({type(error).__name__}); it is left in {where}, marked read",
+                    run_id=None,
+                )
+
     async def _refuse(self, mail: Mail, key: str, conversation: str, reason: str) -> None:
         subject = f" (subject “{mail.subject[:80]}”)" if mail.subject else ""
         async with self._db.transaction():

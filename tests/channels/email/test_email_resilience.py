@@ -7,7 +7,9 @@ import asyncio
 
 import pytest
 
+from bot.channels.email import channel as channel_module
 from bot.channels.email.imap import ConnectionLost, Mailbox
+from bot.channels.email.reading import Mail
 from tests.channels.email.harness import Serve, wait_for
 from tests.channels.email.mails import mail
 from tests.channels.telegram_harness import echo
@@ -97,3 +99,26 @@ async def test_a_mail_stored_but_not_flagged_seen_is_taken_again_and_answered_on
     assert failed == [uid]
     assert len(smtp.received) == 1 and len(model.calls) == 1
     assert await served.app.bus.counts("inbound") == {"done": 1}
+
+
+async def test_a_mail_that_cannot_be_read_is_logged_not_lost_in_silence(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reading = channel_module.read_mail
+
+    def fails_on_poison(raw: bytes) -> Mail:
+        if b"poison" in raw:
+            raise RuntimeError("a bug in reading")
+        return reading(raw)
+
+    monkeypatch.setattr(channel_module, "read_mail", fails_on_poison)
+    served = await serve(ScriptedModel(echo))
+    uid = await asyncio.to_thread(dovecot.deliver, mail("poison"))
+    await asyncio.to_thread(dovecot.deliver, mail("fine"))
+    [reply] = await asyncio.to_thread(smtp.wait_count, 1)
+    assert reply.text.endswith("fine")
+    assert dovecot.flags()[uid] == {"\\Seen"}
+    [entry] = [e for e in await served.app.store.list_interactions() if e["category"] == "error"]
+    assert (
+        entry["summary"] == f"An e-mail could not be read (RuntimeError); it is left in INBOX (UID {uid}), marked read"
+    )
