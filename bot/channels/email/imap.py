@@ -16,11 +16,14 @@ import asyncio
 import contextlib
 import re
 import ssl
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from aioimaplib import aioimaplib
 
 from bot.settings import EmailSettings
+
+T = TypeVar("T")
 
 # Seconds an IDLE lasts before it is renewed: under the 29 minutes after which servers may drop an idle
 # client, and short enough that a connection that died without a word is found within minutes.
@@ -194,17 +197,7 @@ class Mailbox:
         return response
 
     async def _command(self, command: Any) -> aioimaplib.Response:
-        waiting = asyncio.ensure_future(command)
-        lost = asyncio.ensure_future(self._lost.wait())
-        try:
-            done, _ = await asyncio.wait({waiting, lost}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            lost.cancel()
-        if waiting not in done:
-            waiting.cancel()
-            await asyncio.gather(waiting, return_exceptions=True)
-            raise ConnectionLost("the IMAP server closed the connection")
-        response: aioimaplib.Response = waiting.result()
+        response: aioimaplib.Response = await _unless_lost(command, self._lost)
         return response
 
 
@@ -221,14 +214,16 @@ async def connect(settings: EmailSettings, *, timeout: float) -> tuple[_Client, 
         ssl_context=context,
     )
     try:
+        # A connection that closes meanwhile ends each step at once (aioimaplib would wait out its timeout).
         try:
-            await client.wait_hello_from_server()
+            await _unless_lost(client.wait_hello_from_server(), lost)
         except (aioimaplib.AioImapException, TimeoutError) as exc:
             raise ImapError(f"the IMAP server did not greet ({type(exc).__name__})") from None
         if settings.imap_security == "starttls":
-            await _starttls(client, settings.imap_host, timeout)
+            await _unless_lost(_starttls(client, settings.imap_host, timeout), lost)
         try:
-            response = await client.login(aioimaplib.quoted(settings.username), settings.password.get_secret_value())
+            login = client.login(aioimaplib.quoted(settings.username), settings.password.get_secret_value())
+            response = await _unless_lost(login, lost)
         except (aioimaplib.AioImapException, TimeoutError) as exc:
             raise ImapError(f"the IMAP login did not complete ({type(exc).__name__})") from None
         if response.result != "OK":
@@ -264,6 +259,21 @@ async def _close(client: _Client) -> None:
     with contextlib.suppress(Exception):
         if client.protocol is not None and client.protocol.transport is not None:
             client.protocol.transport.close()
+
+
+async def _unless_lost(step: Awaitable[T], lost: asyncio.Event) -> T:
+    """Await ``step``, or raise :class:`ConnectionLost` as soon as the connection closes."""
+    waiting = asyncio.ensure_future(step)
+    closed = asyncio.ensure_future(lost.wait())
+    try:
+        done, _ = await asyncio.wait({waiting, closed}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        closed.cancel()
+    if waiting not in done:
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+        raise ConnectionLost("the IMAP server closed the connection")
+    return waiting.result()
 
 
 def _lines(response: aioimaplib.Response) -> list[bytes]:

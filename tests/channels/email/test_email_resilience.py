@@ -4,13 +4,15 @@ fails for a while. Nothing is lost, nothing is answered twice."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 
 from bot.channels.email import channel as channel_module
-from bot.channels.email.imap import ConnectionLost, Mailbox
+from bot.channels.email.imap import ConnectionLost, ImapError, Mailbox
 from bot.channels.email.reading import Mail
-from tests.channels.email.harness import Serve, wait_for
+from bot.settings import EmailSettings
+from tests.channels.email.harness import Serve, email_settings, wait_for
 from tests.channels.email.mails import mail
 from tests.channels.telegram_harness import echo
 from tests.fakes.dovecot import Dovecot
@@ -122,3 +124,21 @@ async def test_a_mail_that_cannot_be_read_is_logged_not_lost_in_silence(
     assert (
         entry["summary"] == f"An e-mail could not be read (RuntimeError); it is left in INBOX (UID {uid}), marked read"
     )
+
+
+async def test_a_server_that_closes_before_greeting_fails_the_connection_at_once(smtp: RecordingSmtp) -> None:
+    """As a restarting server does: the bot tries again after its backoff rather than waiting out a timeout."""
+
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    hanging_up = SimpleNamespace(port=port)  # where email_settings looks for the IMAP server
+    settings = EmailSettings(**email_settings(hanging_up, smtp))  # type: ignore[arg-type]
+    try:
+        with pytest.raises(ImapError, match="closed the connection"):
+            await asyncio.wait_for(Mailbox.open(settings), 5)
+    finally:
+        server.close()
+        await server.wait_closed()
