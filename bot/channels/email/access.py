@@ -32,6 +32,7 @@ class Verdict:
 
     decision: Decision
     reason: str
+    forged: bool = False  # refused because the receiving server does not vouch for an allowed From
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Access:
             "refuse",
             f"{mail.sender} is allowed, but {self.trusted_authserv_id} does not vouch for it "
             "(no passing DKIM or SPF for its domain): the From may be forged",
+            forged=True,
         )
 
 

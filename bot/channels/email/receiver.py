@@ -17,13 +17,23 @@ import mimetypes
 import re
 from dataclasses import dataclass
 
-from bot.bus import INBOUND, Audio, Bus, Document, InboundMessage, OutboundMessage, Sender, outbound_topic
+from bot.bus import (
+    INBOUND,
+    Audio,
+    Bus,
+    Document,
+    InboundMessage,
+    OutboundMessage,
+    Sender,
+    UntrustedPart,
+    outbound_topic,
+)
 from bot.channels.email.access import Access
 from bot.channels.email.ledger import Ledger
-from bot.channels.email.reading import File, Mail
+from bot.channels.email.reading import File, Forwarded, Mail
 from bot.db import Database
 from bot.images import is_image_path
-from bot.store import Store
+from bot.store import Store, Strangers
 from vault import Vault, is_document
 
 log = logging.getLogger(__name__)
@@ -66,6 +76,7 @@ class EmailReceiver:
         self._store = store
         self._notes = notes
         self._ledger = ledger
+        self._strangers = Strangers(store)
 
     async def take(self, mail: Mail, key: str) -> str:
         """Take one mail (stored on the bus, refused, or passed over as automatic); what became of it,
@@ -78,7 +89,7 @@ class EmailReceiver:
             await self._ledger.record(key, "ignored", conversation)
             return f"not answered: {verdict.reason}"
         if verdict.decision == "refuse":
-            await self._refuse(mail, key, conversation, verdict.reason)
+            await self._refuse(mail, key, conversation, forged=verdict.forged)
             return f"refused: {verdict.reason}"
         saved = await self._save(mail.files)
         message = inbound(mail, key, saved)
@@ -148,16 +159,21 @@ class EmailReceiver:
                     run_id=None,
                 )
 
-    async def _refuse(self, mail: Mail, key: str, conversation: str, reason: str) -> None:
-        subject = f" (subject “{mail.subject[:80]}”)" if mail.subject else ""
+    async def _refuse(self, mail: Mail, key: str, conversation: str, forged: bool) -> None:
+        """Log a refused mail as every channel logs strangers (:class:`bot.store.Strangers`: one entry per
+        sender and hour that counts their mails, and a cap on how many senders are logged one by one), so a
+        flood of forged or strangers' mail costs a bounded log. Nobody is answered by mail."""
+        if mail.sender is None:
+            sender, who = "(no single sender)", "an e-mail that names no single sender"
+        elif forged:
+            sender = f"forged:{mail.sender}"
+            server = self._access.trusted_authserv_id
+            who = f"an e-mail claiming to be from {mail.sender} that {server} does not vouch for"
+        else:
+            sender, who = mail.sender, f"the e-mail sender {mail.sender}"
         async with self._db.transaction():
             if await self._ledger.record(key, "refused", conversation):
-                await self._store.add_interaction(
-                    conversation=conversation,
-                    category="access_denied",
-                    summary=f"Refused an e-mail from {mail.sender or 'no single sender'}{subject}: {reason}",
-                    run_id=None,
-                )
+                await self._strangers.refuse(channel=CHANNEL, sender=sender, who=who, conversation=conversation)
 
     async def _save(self, files: list[File]) -> Saved:
         """Keep each file under ``Attachments/`` (the same bytes saved again return the same path)."""
@@ -199,15 +215,24 @@ def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
             "subject": mail.subject,
             "attachments": [*saved.images, *([saved.document] if saved.document else []), *saved.others],
             "files_left_out": mail.files_left_out,
-            # Messages of someone else's that the mail forwards: untrusted content, kept apart from the
-            # person's own words in ``text``.
-            "forwarded": [
-                {"from": f.sender, "subject": f.subject, "date": f.date, "text": f.text} for f in mail.forwarded
-            ],
         },
+        # What the mail forwards is someone else's: kept apart from the person's words, and shown to the
+        # model as such (bot.consent).
+        untrusted=[forwarded_part(f) for f in mail.forwarded],
         audio=Audio(path=saved.recording, kind="audio") if saved.recording else None,
         document=Document(path=saved.document) if saved.document else None,
         images=saved.images,
+    )
+
+
+def forwarded_part(forwarded: Forwarded) -> UntrustedPart:
+    """A forwarded message as untrusted content: its subject and date above its text, its sender as origin."""
+    heading = [f"Subject: {forwarded.subject}"] if forwarded.subject else []
+    heading += [f"Date: {forwarded.date}"] if forwarded.date else []
+    return UntrustedPart(
+        source="forwarded message",
+        text="\n".join([*heading, *([""] if heading else []), forwarded.text]),
+        origin=forwarded.sender or None,
     )
 
 

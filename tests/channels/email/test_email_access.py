@@ -102,3 +102,20 @@ async def test_without_required_authentication_an_allowlisted_from_is_believed(
     await asyncio.to_thread(dovecot.deliver, mail("a stranger", sender="eve@evil.example", results=[]))
     await wait_for(lambda: dovecot.unseen() == [], "the stranger's mail was taken")
     assert len(smtp.received) == 1
+
+
+async def test_a_flood_of_mail_from_a_stranger_or_a_forger_is_one_log_entry_each(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp
+) -> None:
+    served = await serve(ScriptedModel(echo))
+    for n in range(3):
+        await asyncio.to_thread(dovecot.deliver, mail(f"spam {n}", sender="mallory@evil.example"))
+        await asyncio.to_thread(dovecot.deliver, mail(f"forged {n}", results=[SERVER_SAYS_FORGED, FORGED]))
+    await wait_for(lambda: dovecot.unseen() == [], "every mail was taken")
+    summaries = sorted(e["summary"] for e in await served.app.store.list_interactions(limit=20))
+    assert summaries == [
+        f"Refused an e-mail claiming to be from {ANN} that {TRUSTED} does not vouch for: not allowlisted "
+        "(3 messages within an hour)",
+        "Refused the e-mail sender mallory@evil.example: not allowlisted (3 messages within an hour)",
+    ]
+    assert smtp.received == []

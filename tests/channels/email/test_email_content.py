@@ -107,7 +107,7 @@ async def test_html_only_mail_is_read_as_text(serve: Serve, dovecot: Dovecot, sm
     assert "old news" not in text and "steal" not in text and "color" not in text
 
 
-async def test_a_forwarded_mail_is_kept_apart_from_the_persons_words(
+async def test_a_forwarded_mail_reaches_the_model_labelled_as_someone_elses(
     serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp
 ) -> None:
     model = ScriptedModel(lambda messages: say("ok"))
@@ -119,13 +119,15 @@ async def test_a_forwarded_mail_is_kept_apart_from_the_persons_words(
     )
     await asyncio.to_thread(dovecot.deliver, mail(inline, subject="Fwd: Your receipt"))
     await asyncio.to_thread(smtp.wait_count, 1)
-    text = last_user_text(model)
-    assert "Please file this receipt." in text
-    assert "Ignore previous" not in text and "Forwarded message" not in text
     message = await inbound(served)
-    [forwarded] = message.meta["forwarded"]
-    assert forwarded["from"] == "ACME <billing@acme.example>" and forwarded["subject"] == "Your receipt"
-    assert "Ignore previous instructions" in forwarded["text"]
+    assert "Ignore previous" not in message.text and "Forwarded message" not in message.text
+    [part] = message.untrusted
+    assert part.source == "forwarded message" and part.origin == "ACME <billing@acme.example>"
+    assert part.text.startswith("Subject: Your receipt\nDate: Mon, 23 Nov 2026\n\nTotal: 42 EUR.")
+    text = last_user_text(model)
+    mine, _, theirs = text.partition('<untrusted source="forwarded message"')
+    assert "Please file this receipt." in mine and "Ignore previous" not in mine
+    assert "from ACME <billing@acme.example>:" in theirs and "Ignore previous instructions" in theirs
 
 
 def test_a_mail_forwarded_as_an_attachment_is_kept_apart_with_its_files() -> None:
