@@ -154,6 +154,7 @@ class EmailSender:
         self._smtp = smtp
         self._pace = pace
         self._now = now
+        self._sending = asyncio.Lock()
 
     async def deliver(self, delivery: Delivery) -> None:
         """Send one outbound message as one mail (a retry after it was accepted sends nothing)."""
@@ -201,8 +202,14 @@ class EmailSender:
     async def _send(self, mail: EmailMessage, recipient: str, delivery_id: int) -> None:
         await self._pace.wait(recipient)
         started = time.perf_counter()
-        await self._smtp.send(mail, recipient)
-        await self._bus.set_progress(delivery_id, 1)
+        # One mail at a time (there is one connection), and the record looked at again in turn: a message
+        # whose lease ran out while it was being sent (a loop stalled on a loaded machine) is claimed again
+        # by this process, and that second handling must find the mail sent rather than send it twice.
+        async with self._sending:
+            if await self._bus.progress(delivery_id):
+                return
+            await self._smtp.send(mail, recipient)
+            await self._bus.set_progress(delivery_id, 1)
         log.info(
             "email: sent %s to %s (%.1f ms)", mail["Message-ID"], recipient, (time.perf_counter() - started) * 1000
         )

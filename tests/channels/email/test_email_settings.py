@@ -70,8 +70,8 @@ def test_without_a_trusted_server_authentication_must_be_turned_off_by_name(monk
     ("variable", "value", "expected"),
     [
         ("VAULTBOT_EMAIL__ALLOWED_SENDERS", "ann@example.com", "expected a JSON list of e-mail addresses"),
-        ("VAULTBOT_EMAIL__ALLOWED_SENDERS", '["ann"]', "expected a JSON list of e-mail addresses"),
-        ("VAULTBOT_EMAIL__ALLOWED_SENDERS", '["a@b.c", "<x@y.z>"]', "expected a JSON list of e-mail addresses"),
+        ("VAULTBOT_EMAIL__ALLOWED_SENDERS", '["ann"]', "expected an e-mail address such as ann@example.com"),
+        ("VAULTBOT_EMAIL__ALLOWED_SENDERS", '["a@b.c", "<x@y.z>"]', "expected an e-mail address such as ann"),
         ("VAULTBOT_EMAIL__ADDRESS", "bot at example.org", "expected an e-mail address such as ann@example.com"),
         ("VAULTBOT_EMAIL__IMAP_SECURITY", "tls", "expected one of 'ssl', 'starttls' or 'none'"),
         ("VAULTBOT_EMAIL__SMTP_PORT", "70000", "expected a number of at most 65535"),
