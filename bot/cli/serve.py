@@ -113,7 +113,7 @@ async def _serve(
         await asyncio.gather(*(channel.stop(left) for channel in channels))
 
 
-async def _when_ready(app: App, channels: list[TelegramChannel], tell: Callable[[str], None]) -> None:
+async def _when_ready(app: App, channels: list[TelegramChannel | EmailChannel], tell: Callable[[str], None]) -> None:
     """Once every channel is ready, one line: the mode and whom each channel serves as. A channel that
     cannot start says so instead, alone."""
     await asyncio.gather(*(channel.ready.wait() for channel in channels))

@@ -43,7 +43,8 @@ MAX_MAIL_BYTES = 25 * 1024 * 1024
 
 
 class EmailChannel:
-    """Serves the configured mailbox until :meth:`stop`."""
+    """Serves the configured mailbox until :meth:`stop`. ``ready`` is set once the mailbox is first
+    read (logged in, the folder selected), and ``serving_as`` then says it."""
 
     def __init__(
         self,
@@ -103,6 +104,8 @@ class EmailChannel:
             max_attempts=max_attempts,
             name=f"{CHANNEL}-events",
         )
+        self.ready = asyncio.Event()
+        self.serving_as = ""
         self._stopping = asyncio.Event()  # stop receiving
         self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
         self._grace = 0.0
@@ -156,6 +159,9 @@ class EmailChannel:
                 continue
             how = "IDLE" if mailbox.idles else f"polling every {self._poll:g}s"
             log.info("email: reading %s at %s (%s)", settings.mailbox, settings.imap_host, how)
+            senders = ", ".join(settings.allowed_senders)
+            self.serving_as = f"e-mail as {settings.address} ({settings.mailbox}, {how}) for {senders}"
+            self.ready.set()
             try:
                 while not self._stopping.is_set():
                     await self._take_new(mailbox)

@@ -18,6 +18,7 @@ from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.dovecot import PASSWORD, Dovecot
 from tests.fakes.smtp_server import RecordingSmtp
+from tests.helpers import StderrLines
 
 MAILS = 20
 CRASH_AT = 8  # the mail whose turn is cut between its note and its reply
@@ -97,3 +98,14 @@ def test_run_refuses_to_start_with_nobody_allowed(
     errors = process.communicate(timeout=30)[1]
     assert process.returncode == 2
     assert "VAULTBOT_EMAIL__ALLOWED_SENDERS is empty" in errors
+
+
+def test_run_says_what_it_serves_once_the_mailbox_is_read(
+    vaultbot_run: RunVaultbot, smtp: RecordingSmtp, dovecot: Dovecot
+) -> None:
+    process = vaultbot_run(**email_env(dovecot, smtp))
+    lines = StderrLines(process)
+    wait_until(lambda: lines.has("vaultbot run: "), "the line that says what it serves", process)
+    stop(process, signal.SIGTERM)
+    [said] = [line for line in lines.text().splitlines() if line.startswith("vaultbot run: ")]
+    assert "e-mail as bot@example.org (INBOX, IDLE) for ann@example.com" in said
