@@ -38,9 +38,23 @@ SAMPLES = {
     "VAULTBOT_REVIEW__TOKEN": "a-token-of-sixteen-or-more",
     "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false",
     "VAULTBOT_MCP__SERVERS": '{"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}}',
+    "VAULTBOT_EMAIL__IMAP_SECURITY": "starttls",
+    "VAULTBOT_EMAIL__SMTP_SECURITY": "starttls",
+    "VAULTBOT_EMAIL__ADDRESS": "bot@example.org",
+    "VAULTBOT_EMAIL__ALLOWED_SENDERS": '["ann@example.com"]',
+    "VAULTBOT_EMAIL__REQUIRE_AUTHENTICATED": "false",
 }
 # Settings that are refused alone: the other variables that must be set with them.
-COMPANIONS = {"VAULTBOT_TELEGRAM__WEBHOOK_URL": {"VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen"}}
+COMPANIONS = {
+    "VAULTBOT_TELEGRAM__WEBHOOK_URL": {"VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen"},
+    "VAULTBOT_EMAIL__IMAP_HOST": {
+        "VAULTBOT_EMAIL__SMTP_HOST": "smtp.example.org",
+        "VAULTBOT_EMAIL__USERNAME": "bot@example.org",
+        "VAULTBOT_EMAIL__PASSWORD": "an-app-password",
+        "VAULTBOT_EMAIL__ADDRESS": "bot@example.org",
+        "VAULTBOT_EMAIL__TRUSTED_AUTHSERV_ID": "mx.example.org",
+    },
+}
 
 
 def documented_defaults(table: Path) -> list[tuple[str, str]]:

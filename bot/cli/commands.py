@@ -148,9 +148,16 @@ def run_command(ctx: click.Context) -> None:
             err=True,
         )
         ctx.exit(2)
-    if settings.telegram.token is None:
+    if settings.email.enabled and not settings.email.allowed_senders:
         click.echo(
-            "vaultbot: no channel is configured (set VAULTBOT_TELEGRAM__TOKEN); "
+            "vaultbot: VAULTBOT_EMAIL__ALLOWED_SENDERS is empty, so the bot would answer no one; "
+            "add your own address (see the README).",
+            err=True,
+        )
+        ctx.exit(2)
+    if settings.telegram.token is None and not settings.email.enabled:
+        click.echo(
+            "vaultbot: no channel is configured (set VAULTBOT_TELEGRAM__TOKEN or VAULTBOT_EMAIL__IMAP_HOST); "
             "serving the message bus only. Use `vaultbot chat` to talk in this terminal.",
             err=True,
         )

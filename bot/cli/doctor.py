@@ -49,6 +49,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         await _transcription(settings),
         *await _money(settings, clock),
         *await _mcp(settings),
+        *await _email_servers(settings),
     ]
 
 
@@ -67,6 +68,7 @@ def configured(settings: Settings, clock: Clock) -> list[Check]:
             else f"{settings.model.name} via {settings.anthropic_base_url or 'the Anthropic API'} (key present)",
         ),
         _telegram(settings),
+        _email(settings),
         Check(
             "time zone",
             True,
@@ -322,3 +324,29 @@ def _served(settings: Settings) -> str:
     tg = settings.telegram
     users = ", ".join(str(u) for u in tg.allowed_users)
     return f"serving user ids {users}; {'groups on' if tg.allow_groups else 'groups off'}"
+
+
+def _email(settings: Settings) -> Check:
+    mail = settings.email
+    if not mail.enabled:
+        return Check("email", True, "not configured (set VAULTBOT_EMAIL__IMAP_HOST to enable)")
+    if not mail.allowed_senders:
+        return Check(
+            "email", False, "IMAP host set but VAULTBOT_EMAIL__ALLOWED_SENDERS is empty: nobody would be answered"
+        )
+    believed = (
+        f"a From believed only with DKIM or SPF passing in the Authentication-Results of {mail.trusted_authserv_id}"
+        if mail.require_authenticated
+        else "every From believed (VAULTBOT_EMAIL__REQUIRE_AUTHENTICATED=false: a forged From would be answered)"
+    )
+    senders = ", ".join(mail.allowed_senders)
+    return Check("email", True, f"{mail.address} reads {mail.mailbox}; answering {senders}; {believed}")
+
+
+async def _email_servers(settings: Settings) -> list[Check]:
+    """The IMAP login, folder and IDLE, and the SMTP server's login, when the channel is on: nothing is sent."""
+    if not settings.email.enabled:
+        return []
+    from bot.channels.email import probe
+
+    return [Check(found.name, found.ok, found.detail) for found in await probe(settings.email, timeout=DOCTOR_TIMEOUT)]

@@ -110,7 +110,8 @@ def send_logs(settings: Settings, *, verbose: bool) -> Callable[[], None]:
         root.addHandler(handler)
     previous = root.level
     root.setLevel(logging.INFO if verbose else logging.WARNING)
-    for name in ("httpx", "httpx2"):
+    # httpx's lines carry the Telegram token in URLs; aioimaplib's INFO lines carry pieces of mail.
+    for name in ("httpx", "httpx2", "aioimaplib"):
         logging.getLogger(name).setLevel(logging.WARNING)
     # python-telegram-bot logs an answer that is not JSON whole, and a web page answering in the Bot API's
     # place may echo the address, token and all; the channel says what went wrong in a line of its own.

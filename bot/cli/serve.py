@@ -17,6 +17,7 @@ from bot.reminders import Scheduler
 from bot.runner import CaptureModel
 
 if TYPE_CHECKING:
+    from bot.channels.email import EmailChannel
     from bot.web import ReviewServer
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,11 @@ def configuration(app: App) -> dict[str, Any]:
     return {
         "mode": "capture" if isinstance(app.model, CaptureModel) else "assistant",
         "model": app.model.name,
-        "channels": ["telegram"] if settings.telegram.token is not None else [],
+        "channels": [
+            name
+            for name, on in (("telegram", settings.telegram.token is not None), ("email", settings.email.enabled))
+            if on
+        ],
         "budget_daily_usd": settings.budget.daily_usd,
         "timezone": zone_name(app.clock.tz),
         "transcription": settings.transcribe.enabled,
@@ -81,7 +86,11 @@ async def _serve(
     grace: float,
 ) -> None:
     workers: list[Worker | Scheduler] = [app.runner_worker(), app.consent_worker(), app.scheduler]
-    channels = [_telegram(app, tell)] if app.settings.telegram.token is not None else []
+    channels: list[TelegramChannel | EmailChannel] = (
+        [_telegram(app, tell)] if app.settings.telegram.token is not None else []
+    )
+    if app.settings.email.enabled:
+        channels.append(_email(app))
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
@@ -105,7 +114,7 @@ async def _serve(
         await asyncio.gather(*(channel.stop(left) for channel in channels))
 
 
-async def _when_ready(app: App, channels: list[TelegramChannel], tell: Callable[[str], None]) -> None:
+async def _when_ready(app: App, channels: list[TelegramChannel | EmailChannel], tell: Callable[[str], None]) -> None:
     """Once every channel is ready, one line: the mode and whom each channel serves as. A channel that
     cannot start says so instead, alone."""
     await asyncio.gather(*(channel.ready.wait() for channel in channels))
@@ -139,6 +148,20 @@ def _telegram(app: App, tell: Callable[[str], None]) -> TelegramChannel:
         lease=app.settings.bus.lease_seconds,
         review_app=app.settings.review.app_url,
         tell=tell,
+    )
+
+
+def _email(app: App) -> EmailChannel:
+    # Imported when the channel is on: its IMAP, SMTP and mail-reading libraries cost a run without it.
+    from bot.channels.email import EmailChannel
+
+    return EmailChannel(
+        app.settings.email,
+        db=app.db,
+        bus=app.bus,
+        store=app.store,
+        notes=app.notes,
+        lease=app.settings.bus.lease_seconds,
     )
 
 

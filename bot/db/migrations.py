@@ -557,6 +557,31 @@ def m019_clippings_in_the_notes_list(conn: sqlite3.Connection) -> None:
     )
 
 
+def m020_email_mails(conn: sqlite3.Connection) -> None:
+    """Every e-mail the e-mail channel has taken from the mailbox, by its dedupe key (its Message-ID,
+    else mailbox, UIDVALIDITY and UID): what became of it (``published`` on the bus, ``refused``,
+    ``ignored`` as automatic mail, ``too_big`` and told so, ``unreadable`` and logged), and for a
+    published one the thread its replies join (its Message-ID, the References they carry, its
+    subject), found by the inbound message's id."""
+    _script(
+        conn,
+        """
+        CREATE TABLE email_mails (
+            key          TEXT PRIMARY KEY,
+            outcome      TEXT NOT NULL CHECK (outcome IN ('published', 'refused', 'ignored', 'too_big', 'unreadable')),
+            conversation TEXT NOT NULL,
+            inbound_id   TEXT,
+            message_id   TEXT,
+            refs         TEXT NOT NULL DEFAULT '',
+            subject      TEXT NOT NULL DEFAULT '',
+            created_at   TEXT NOT NULL
+        );
+        CREATE INDEX email_mails_inbound ON email_mails (inbound_id) WHERE inbound_id IS NOT NULL;
+        CREATE INDEX email_mails_threads ON email_mails (conversation, created_at) WHERE outcome = 'published';
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -577,6 +602,7 @@ MIGRATIONS: list[Migration] = [
     m017_refusals,
     m018_change_sets,
     m019_clippings_in_the_notes_list,
+    m020_email_mails,
 ]
 
 

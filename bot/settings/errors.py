@@ -41,6 +41,7 @@ _EXPECTED = {
     ("telegram", "allowed_users"): "a JSON list of numeric user ids",
     ("budget", "daily_usd"): "an amount in US dollars above 0",
     ("mcp", "servers"): "a JSON object of MCP servers by name",
+    ("email", "allowed_senders"): "a JSON list of e-mail addresses",
 }
 
 

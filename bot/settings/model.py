@@ -344,6 +344,99 @@ class ClipSettings(BaseModel):
     timeout: float = Field(20.0, gt=0, description="Seconds a whole fetch may take, redirects and body included.")
 
 
+# An address as vaultbot compares them: one @, no spaces or angle brackets (lower-cased when read).
+ADDRESS = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\".]+")
+
+
+def _an_address(value: str) -> str:
+    address = value.strip().lower()
+    if not ADDRESS.fullmatch(address):
+        raise ValueError("expected an e-mail address such as ann@example.com")
+    return address
+
+
+class EmailSettings(BaseModel):
+    """The e-mail channel: new mail by IMAP (IDLE, polling where the server lacks it), replies by SMTP.
+    On when ``imap_host`` is set."""
+
+    imap_host: str | None = Field(None, description="The IMAP server; the channel is on when it is set.")
+    imap_port: int = Field(993, ge=1, le=65535)
+    imap_security: Literal["ssl", "starttls", "none"] = "ssl"
+    smtp_host: str | None = None
+    smtp_port: int = Field(465, ge=1, le=65535)
+    smtp_security: Literal["ssl", "starttls", "none"] = "ssl"
+    username: str | None = Field(None, description="The login of the bot's mail account (IMAP and SMTP).")
+    password: Secret = Field(None, description="Its password: an app password where the provider has them.")
+    address: str | None = Field(None, description="The bot's own address: the From of its replies.")
+    mailbox: str = Field("INBOX", min_length=1, description="The IMAP folder new mail is read from.")
+    allowed_senders: list[str] = Field(default_factory=list, description="Addresses whose mail is answered.")
+    trusted_authserv_id: str | None = Field(
+        None, description="The authserv-id of the receiving server's Authentication-Results header."
+    )
+    require_authenticated: bool = Field(
+        True, description="Believe a From only with a passing DKIM or SPF result for its domain."
+    )
+
+    @field_validator("imap_host", "smtp_host", "username", "trusted_authserv_id")
+    @classmethod
+    def _one_line(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        if re.search(r"[\x00-\x1f\x7f]", v):
+            raise ValueError("expected one line of text")
+        return v.strip()
+
+    @field_validator("password")
+    @classmethod
+    def _sendable(cls, v: SecretStr | None) -> SecretStr | None:
+        # It goes into IMAP's LOGIN and SMTP's AUTH lines, which a line break or NUL would cut.
+        if v is not None and re.search(r"[\x00\r\n]", v.get_secret_value()):
+            raise ValueError("expected one line without NUL characters")
+        return v
+
+    @field_validator("mailbox")
+    @classmethod
+    def _mailbox_name(cls, v: str) -> str:
+        # Sent in IMAP commands as a quoted string: printable ASCII only (no modified UTF-7 here).
+        if not re.fullmatch(r"[\x20-\x7e]+", v) or not v.strip():
+            raise ValueError("expected a folder name of printable ASCII characters, such as INBOX")
+        return v.strip()
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str | None) -> str | None:
+        return None if v is None or not v.strip() else _an_address(v)
+
+    @field_validator("allowed_senders")
+    @classmethod
+    def _addresses(cls, v: list[str]) -> list[str]:
+        return list(dict.fromkeys(_an_address(address) for address in v))
+
+    @model_validator(mode="after")
+    def _complete(self) -> EmailSettings:
+        if self.imap_host is None:
+            return self
+        missing = [
+            f"VAULTBOT_EMAIL__{name.upper()}"
+            for name in ("smtp_host", "username", "password", "address")
+            if getattr(self, name) is None
+        ]
+        if missing:
+            raise ValueError(f"VAULTBOT_EMAIL__IMAP_HOST is set without {', '.join(missing)}: set them too")
+        if self.require_authenticated and self.trusted_authserv_id is None:
+            raise ValueError(
+                "VAULTBOT_EMAIL__TRUSTED_AUTHSERV_ID is unset: name the receiving server's authserv-id (the first "
+                "word of the Authentication-Results header of a mail it delivered, such as mx.google.com), or set "
+                "VAULTBOT_EMAIL__REQUIRE_AUTHENTICATED=false to believe every From"
+            )
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the e-mail channel is on: an IMAP host is set."""
+        return self.imap_host is not None
+
+
 MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9-]{1,32}")
 
 
@@ -426,6 +519,7 @@ class Settings(BaseSettings):
     transcribe: TranscribeSettings = Field(default_factory=TranscribeSettings)
     clip: ClipSettings = Field(default_factory=ClipSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    email: EmailSettings = Field(default_factory=EmailSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
     anthropic_api_key: Secret = Field(None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key"))

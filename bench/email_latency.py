@@ -1,0 +1,132 @@
+"""E-mail latency: a mail appended to the mailbox → its reply accepted by the SMTP server.
+
+A real Dovecot (IDLE) and aiosmtpd on 127.0.0.1 (the tests' own: tests/fakes; aiosmtpd in a process of
+its own, as a mail server is, so that it does not share this one's interpreter lock), the real e-mail
+channel, runner, SQLite file and vault, and a zero-latency scripted model in-process. Mails go one at a time,
+each from a sender of its own (so the pace of 30 replies a minute to one address does not enter the
+figures), each after the previous reply came.
+
+Two figures per mail: from the APPEND's completion (what a sender would see), and from the moment the
+server's IDLE push reached the channel to the reply's acceptance: vaultbot's own time (fetch, parse,
+store, the turn, compose, SMTP), without the server's delay in telling its IDLE clients (Dovecot waits
+about half a second to gather changes before it says so). A third figure, the CPU time this process
+spends from the push to seeing the reply accepted, is what a loaded shared host moves least.
+
+    .venv/bin/python bench/email_latency.py [--mails 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.app import App  # noqa: E402
+from bot.channels.email import EmailChannel, Pacer  # noqa: E402
+from bot.channels.email.imap import Mailbox  # noqa: E402
+from bot.settings import Settings  # noqa: E402
+from tests.channels.email.harness import email_settings  # noqa: E402
+from tests.channels.email.mails import TRUSTED, mail  # noqa: E402
+from tests.fakes.dovecot import Dovecot  # noqa: E402
+from tests.fakes.scripted_model import ScriptedModel, say  # noqa: E402
+
+
+class SmtpAt:
+    """What email_settings reads of an SMTP server: its port and users (the bot's account)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+
+ROOT = Path(__file__).resolve().parents[1]
+# The SMTP server's process: it prints its port, then the time (time.monotonic(), the same clock in every
+# process) at which it accepted each mail.
+SMTP_SERVER = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from tests.fakes.smtp_server import RecordingSmtp
+with RecordingSmtp() as smtp:
+    print(smtp.port, flush=True)
+    while True:
+        seen = len(smtp.received)
+        smtp.wait_count(seen + 1, timeout=3600)
+        for mail in smtp.received[seen:]:
+            print(mail.at, flush=True)
+"""
+
+
+def sender(n: int) -> str:
+    return f"person{n}@example.com"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mails", type=int, default=50)
+    args = parser.parse_args()
+    pushed: list[tuple[float, float]] = []  # (wall clock, this process's CPU time) when a push arrived
+    waiting = Mailbox.wait
+
+    async def timed_wait(self: Mailbox, stopping: asyncio.Event, poll: float) -> None:
+        await waiting(self, stopping, poll)
+        pushed.append((time.monotonic(), time.process_time()))
+
+    Mailbox.wait = timed_wait  # type: ignore[method-assign]
+    smtp = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", SMTP_SERVER, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    assert smtp.stdout is not None
+    port = int(await smtp.stdout.readline())
+    with tempfile.TemporaryDirectory() as tmp, Dovecot() as dovecot:
+        senders = [sender(n) for n in range(args.mails)]
+        section = email_settings(dovecot, SmtpAt(port), allowed_senders=senders)  # type: ignore[arg-type]
+        settings = Settings(
+            _env_file=None,
+            vault={"path": Path(tmp) / "vault", "search_by_meaning": False},
+            store={"path": Path(tmp) / "vaultbot.db"},
+            email=section,
+        )
+        app = await App.open(settings, model=ScriptedModel(lambda messages: say("noted")))
+        channel = EmailChannel(
+            settings.email, db=app.db, bus=app.bus, store=app.store, notes=app.notes, pace=Pacer(most=10**6)
+        )
+        worker = app.runner_worker()
+        tasks = [asyncio.create_task(channel.run()), asyncio.create_task(worker.run())]
+        await asyncio.sleep(1.0)  # logged in and idling
+        total: list[float] = []
+        own: list[float] = []
+        cpu: list[float] = []
+        for n in range(args.mails):
+            results = [f"{TRUSTED}; dkim=pass header.d=example.com; spf=pass smtp.mailfrom={sender(n)}"]
+            raw = mail(f"note {n}", sender=sender(n), results=results)
+            before = len(pushed)
+            await asyncio.to_thread(dovecot.deliver, raw)
+            appended = time.monotonic()
+            accepted = float(await smtp.stdout.readline())
+            spent = time.process_time()
+            total.append((accepted - appended) * 1000)
+            own.append((accepted - pushed[before][0]) * 1000)
+            cpu.append((spent - pushed[before][1]) * 1000)
+        await channel.stop()
+        await worker.stop()
+        await asyncio.gather(*tasks)
+        await app.close()
+    smtp.kill()
+    await smtp.wait()
+    for name, figures in (
+        ("appended → reply accepted", total),
+        ("IDLE push → reply accepted", own),
+        ("CPU time of this process, IDLE push → reply seen", cpu),
+    ):
+        ordered = sorted(figures)
+        p95 = ordered[int(len(ordered) * 0.95) - 1]
+        print(f"{name}: p50 {statistics.median(figures):.1f} ms, p95 {p95:.1f} ms, max {max(figures):.1f} ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

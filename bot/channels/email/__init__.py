@@ -1,0 +1,14 @@
+"""The e-mail channel: IMAP (aioimaplib) in, SMTP (aiosmtplib) out, over the durable bus.
+
+``channel`` wires it together; ``imap`` is the session on the mailbox, ``reading`` and ``body`` turn a
+mail into plain data and its new text, ``access`` decides who is answered (the allowlist, the receiving
+server's word on the From, automatic mail), ``receiver`` puts a mail on the bus, ``ledger`` records each
+mail taken and its thread, ``compose`` and ``sender`` mail the replies, and ``probe`` is the doctor's.
+"""
+
+from bot.channels.email.channel import EmailChannel
+from bot.channels.email.probe import Probe, probe
+from bot.channels.email.receiver import CHANNEL
+from bot.channels.email.sender import Pacer
+
+__all__ = ["CHANNEL", "EmailChannel", "Pacer", "Probe", "probe"]

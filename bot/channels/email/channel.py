@@ -1,0 +1,232 @@
+"""The e-mail channel: new mail by IMAP in, the durable outbox out by SMTP.
+
+Receiving keeps one IMAP session on the mailbox: it takes every unseen mail (fetched without marking
+it seen, stored on the bus or refused, then flagged ``\\Seen``), then waits for the server to say new
+mail came (IDLE), or polls where the server lacks IDLE. A lost connection, a server restarted or
+unreachable, is reconnected with the shared backoff; mail that came meanwhile is unseen and taken then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+
+from bot.backoff import Backoff, describe
+from bot.bus import Bus, Worker, events_topic, outbound_topic
+from bot.channels.email.access import Access
+from bot.channels.email.imap import ImapError, Mailbox
+from bot.channels.email.ledger import Ledger
+from bot.channels.email.reading import read_mail
+from bot.channels.email.receiver import CHANNEL, EmailReceiver, mail_key
+from bot.channels.email.sender import EmailSender, Pacer, Smtp
+from bot.db import Database
+from bot.settings import EmailSettings
+from bot.store import Store
+from vault import Vault, VaultError
+
+log = logging.getLogger(__name__)
+
+# What taking a mail can fail with for a while (a full disk, a database locked past its busy timeout):
+# the mail stays unseen and is taken again after a pause.
+STORE_ERRORS = (sqlite3.Error, OSError, VaultError)
+RECONNECT = Backoff(first=1.0, most=60.0)
+STORE_BACKOFF = Backoff(first=1.0, most=60.0)
+# Seconds between looks at a mailbox whose server lacks IDLE.
+POLL_SECONDS = 60.0
+# Unseen mails taken per look at the mailbox (a command line of thousands of UIDs is past some servers'
+# limits); the next look takes the next ones.
+BATCH = 100
+# Mail larger than this is read from its header alone, and an allowed sender is told it is too big.
+MAX_MAIL_BYTES = 25 * 1024 * 1024
+
+
+class EmailChannel:
+    """Serves the configured mailbox until :meth:`stop`. ``ready`` is set once the mailbox is first
+    read (logged in, the folder selected), and ``serving_as`` then says it."""
+
+    def __init__(
+        self,
+        settings: EmailSettings,
+        *,
+        db: Database,
+        bus: Bus,
+        store: Store,
+        notes: Vault,
+        pace: Pacer | None = None,
+        poll_interval: float = POLL_SECONDS,
+        reconnect: Backoff = RECONNECT,
+        max_mail_bytes: int = MAX_MAIL_BYTES,
+        max_attempts: int = 10,
+        lease: float = 30.0,
+    ) -> None:
+        if not settings.enabled or settings.address is None:
+            raise ValueError("the e-mail channel needs VAULTBOT_EMAIL__IMAP_HOST and the settings that go with it")
+        self._settings = settings
+        self._poll = poll_interval
+        self._reconnect = reconnect
+        self._max_bytes = max_mail_bytes
+        ledger = Ledger(db)
+        self.receiver = EmailReceiver(
+            access=Access(
+                address=settings.address,
+                allowed=frozenset(settings.allowed_senders),
+                trusted_authserv_id=settings.trusted_authserv_id,
+                require_authenticated=settings.require_authenticated,
+            ),
+            db=db,
+            bus=bus,
+            store=store,
+            notes=notes,
+            ledger=ledger,
+        )
+        self._smtp = Smtp(settings)
+        sender = EmailSender(
+            settings=settings, bus=bus, store=store, ledger=ledger, smtp=self._smtp, pace=pace or Pacer()
+        )
+        self.outbox_worker = Worker(
+            bus,
+            outbound_topic(CHANNEL),
+            sender.deliver,
+            concurrency=8,
+            lease=lease,
+            max_attempts=max_attempts,
+            on_dead=sender.undeliverable,
+            name=CHANNEL,
+        )
+        self.events_worker = Worker(
+            bus,
+            events_topic(CHANNEL),
+            sender.tell,
+            concurrency=4,
+            lease=lease,
+            max_attempts=max_attempts,
+            name=f"{CHANNEL}-events",
+        )
+        self.ready = asyncio.Event()
+        self.serving_as = ""
+        self._stopping = asyncio.Event()  # stop receiving
+        self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
+        self._grace = 0.0
+        self._store_failures = 0
+
+    async def run(self) -> None:
+        """Receive and send until :meth:`stop`."""
+        senders = (self.outbox_worker, self.events_worker)
+        async with asyncio.TaskGroup() as tasks:
+            for sender in senders:
+                tasks.create_task(sender.run())
+            try:
+                await self._receive()
+                # Receiving has stopped; replies keep going out until stop() says how long is left.
+                await self._closing.wait()
+                await asyncio.gather(*(sender.drain(self._grace) for sender in senders))
+            finally:
+                for sender in senders:
+                    await sender.stop()
+                await self._smtp.close()
+
+    def stop_receiving(self) -> None:
+        """Stop reading the mailbox; replies go on being sent until :meth:`stop`."""
+        self._stopping.set()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop receiving, send what the outbox holds for up to ``grace`` seconds, then stop; what is
+        left is released and sent on the next start. :meth:`run` returns when this is done."""
+        self._grace = grace
+        self._stopping.set()
+        self._closing.set()
+
+    async def _receive(self) -> None:
+        settings = self._settings
+        failures = 0
+        while not self._stopping.is_set():
+            try:
+                mailbox = await Mailbox.open(settings)
+            except (ImapError, OSError, TimeoutError) as exc:
+                failures += 1
+                delay = self._reconnect.delay(failures)
+                log.warning(
+                    "email: cannot read %s at %s:%s (%s); trying again in %.1fs",
+                    settings.mailbox,
+                    settings.imap_host,
+                    settings.imap_port,
+                    describe(exc),
+                    delay,
+                )
+                await self._pause(delay)
+                continue
+            how = "IDLE" if mailbox.idles else f"polling every {self._poll:g}s"
+            log.info("email: reading %s at %s (%s)", settings.mailbox, settings.imap_host, how)
+            senders = ", ".join(settings.allowed_senders)
+            self.serving_as = f"e-mail as {settings.address} ({settings.mailbox}, {how}) for {senders}"
+            self.ready.set()
+            try:
+                while not self._stopping.is_set():
+                    await self._take_new(mailbox)
+                    # A session that served counts as a success: one that fails at once again and again
+                    # backs off as failing logins do.
+                    failures = 0
+                    if not self._stopping.is_set():
+                        await mailbox.wait(self._stopping, self._poll)
+            except (ImapError, OSError, TimeoutError) as exc:
+                failures += 1
+                delay = self._reconnect.delay(failures)
+                log.warning("email: lost the IMAP connection (%s); reconnecting in %.1fs", describe(exc), delay)
+                await self._pause(delay)
+            finally:
+                await mailbox.close()
+
+    async def _take_new(self, mailbox: Mailbox) -> None:
+        """Take every unseen mail, until a look finds none."""
+        while not self._stopping.is_set():
+            uids = (await mailbox.unseen())[:BATCH]
+            if not uids:
+                return
+            sizes = await mailbox.sizes(uids)
+            for uid in uids:
+                if self._stopping.is_set():
+                    return
+                if not await self._take(mailbox, uid, sizes.get(uid, 0)):
+                    break  # storing failed: it paused; look again from the first unseen mail
+
+    async def _take(self, mailbox: Mailbox, uid: int, size: int) -> bool:
+        """Take one mail and flag it seen; False when storing it failed (it stays unseen)."""
+        too_big = size > self._max_bytes
+        raw = await mailbox.fetch(uid, headers_only=too_big)
+        if raw is None:
+            return True  # gone meanwhile (expunged by another client)
+        try:
+            mail = await asyncio.to_thread(read_mail, raw)
+        except Exception as exc:  # a mail this code cannot read must not stop the channel
+            log.exception("email: mail %s in %s cannot be read; flagged seen and left there", uid, mailbox.name)
+            key = f"email:{mailbox.name}:{mailbox.uidvalidity}:{uid}"
+            await self.receiver.unreadable(key, f"{mailbox.name} (UID {uid})", exc)
+            await mailbox.mark_seen(uid)
+            return True
+        key = mail_key(mail, mailbox.name, mailbox.uidvalidity, uid)
+        try:
+            if too_big:
+                outcome = await self.receiver.too_big(mail, key, size, self._max_bytes)
+            else:
+                outcome = await self.receiver.take(mail, key)
+        except STORE_ERRORS as exc:
+            self._store_failures += 1
+            delay = STORE_BACKOFF.delay(self._store_failures)
+            log.warning(
+                "email: could not store mail %s (%s); it stays unseen in the mailbox, trying again in %.1fs",
+                uid,
+                describe(exc),
+                delay,
+            )
+            await self._pause(delay)
+            return False
+        self._store_failures = 0
+        await mailbox.mark_seen(uid)
+        log.info("email: mail %s from %s: %s", uid, mail.sender or "no single sender", outcome)
+        return True
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)

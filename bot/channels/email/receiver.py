@@ -1,0 +1,286 @@
+"""Receiving: one mail → access check → (files saved) → a durable inbound message.
+
+Each mail is taken once (see :mod:`bot.channels.email.ledger`): its row and what it becomes (the inbound
+message on the bus, or the ``access_denied`` entry of a refused one) are one transaction, and the files
+are saved before it (the vault keeps the same bytes once). The channel marks the mail ``\\Seen`` only
+after :meth:`EmailReceiver.take` returns.
+
+It never calls the model, and it answers no one: a refused or automatic mail gets no reply at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import mimetypes
+import re
+from dataclasses import dataclass
+
+from bot.bus import (
+    INBOUND,
+    Audio,
+    Bus,
+    Document,
+    InboundMessage,
+    OutboundMessage,
+    Sender,
+    UntrustedPart,
+    outbound_topic,
+)
+from bot.channels.email.access import Access
+from bot.channels.email.ledger import Ledger
+from bot.channels.email.reading import File, Forwarded, Mail
+from bot.db import Database
+from bot.images import is_image_path
+from bot.store import Store, Strangers
+from vault import Vault, is_document
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "email"
+ATTACHMENTS = "Attachments"
+# The reply and subject prefixes mail clients put before a subject, in a few languages.
+PREFIXES = re.compile(r"^\s*((re|aw|sv|antw|vs|wg|fwd?|tr|rv|odp|res)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
+IMAGE_TYPES = {"image/jpeg": ".jpg", "image/png": ".png", "image/webp": ".webp", "image/gif": ".gif"}
+
+
+@dataclass(frozen=True)
+class Saved:
+    """The files of a mail, kept in the vault, by what the runner does with them."""
+
+    images: list[str]
+    document: str | None
+    recording: str | None
+    others: list[str]  # further documents and recordings, and files of other kinds
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines that tell the model where each file is kept."""
+        lines = [f"[Photo saved in the vault: ![[{path}]]]" for path in self.images]
+        if self.document is not None:
+            lines.append(f"[Document saved in the vault: ![[{self.document}]]]")
+        if self.recording is not None:
+            lines.append(f"[Audio file saved in the vault: ![[{self.recording}]]]")
+        lines += [f"[File saved in the vault: ![[{path}]] (vault_read reads a document)]" for path in self.others]
+        return lines
+
+
+class EmailReceiver:
+    """Turns mail into inbound messages on the bus."""
+
+    def __init__(self, *, access: Access, db: Database, bus: Bus, store: Store, notes: Vault, ledger: Ledger) -> None:
+        self._access = access
+        self._db = db
+        self._bus = bus
+        self._store = store
+        self._notes = notes
+        self._ledger = ledger
+        self._strangers = Strangers(store)
+
+    async def take(self, mail: Mail, key: str) -> str:
+        """Take one mail (stored on the bus, refused, or passed over as automatic); what became of it,
+        for the log line. A mail taken before (a restart before it was flagged) is left as it was."""
+        if await self._ledger.taken(key):
+            return "taken before"
+        verdict = self._access.decide(mail)
+        conversation = conversation_of(mail.sender or "unknown")
+        if verdict.decision == "ignore":
+            await self._ledger.record(key, "ignored", conversation)
+            return f"not answered: {verdict.reason}"
+        if verdict.decision == "refuse":
+            await self._refuse(mail, key, conversation, forged=verdict.forged)
+            return f"refused: {verdict.reason}"
+        saved = await self._save(mail.files)
+        message = inbound(mail, key, saved)
+        async with self._db.transaction():
+            if await self._ledger.record(
+                key,
+                "published",
+                conversation,
+                inbound_id=message.id,
+                message_id=mail.message_id,
+                references=mail.references,
+                subject=mail.subject,
+            ):
+                await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
+        return "stored"
+
+    async def too_big(self, mail: Mail, key: str, size: int, limit: int) -> str:
+        """A mail over ``limit`` bytes, read from its header alone: an allowed sender is told, once."""
+        if await self._ledger.taken(key):
+            return "taken before"
+        verdict = self._access.decide(mail)
+        conversation = conversation_of(mail.sender or "unknown")
+        if verdict.decision != "serve":
+            return await self.take(mail, key)
+        assert mail.sender is not None
+        notice = OutboundMessage(
+            channel=CHANNEL,
+            conversation=conversation,
+            recipient=mail.sender,
+            text=(
+                f"Your mail “{mail.subject or '(no subject)'}” is too big for me: {size / 1_048_576:.0f} MB, "
+                f"and I take mail up to {limit // 1_048_576} MB. Send the files in smaller mails, or a link."
+            ),
+            in_reply_to=inbound_id(key),
+            kind="notice",
+        )
+        async with self._db.transaction():
+            if await self._ledger.record(
+                key,
+                "too_big",
+                conversation,
+                inbound_id=notice.in_reply_to,
+                message_id=mail.message_id,
+                references=mail.references,
+                subject=mail.subject,
+            ):
+                await self._bus.publish(
+                    outbound_topic(CHANNEL), notice, conversation=conversation, dedupe_key=f"{key}:too-big"
+                )
+                await self._store.add_interaction(
+                    conversation=conversation,
+                    category="error",
+                    summary=f"A mail from {mail.sender} was too big to take ({size:,} bytes): {mail.subject}",
+                    run_id=None,
+                )
+        return "too big: the sender is told"
+
+    async def unreadable(self, key: str, where: str, error: BaseException) -> None:
+        """A mail this code could not read: it goes in the log (``vaultbot log``), once, so it is not lost
+        without a word; it stays in the mailbox."""
+        async with self._db.transaction():
+            if await self._ledger.record(key, "unreadable", conversation_of("unknown")):
+                await self._store.add_interaction(
+                    conversation=conversation_of("unknown"),
+                    category="error",
+                    summary=f"An e-mail could not be read ({type(error).__name__}); it is left in {where}, marked read",
+                    run_id=None,
+                )
+
+    async def _refuse(self, mail: Mail, key: str, conversation: str, forged: bool) -> None:
+        """Log a refused mail as every channel logs strangers (:class:`bot.store.Strangers`: one entry per
+        sender and hour that counts their mails, and a cap on how many senders are logged one by one), so a
+        flood of forged or strangers' mail costs a bounded log. Nobody is answered by mail."""
+        if mail.sender is None:
+            sender, who = "(no single sender)", "an e-mail that names no single sender"
+        elif forged:
+            sender = f"forged:{mail.sender}"
+            server = self._access.trusted_authserv_id
+            who = f"an e-mail claiming to be from {mail.sender} that {server} does not vouch for"
+        else:
+            sender, who = mail.sender, f"the e-mail sender {mail.sender}"
+        async with self._db.transaction():
+            if await self._ledger.record(key, "refused", conversation):
+                await self._strangers.refuse(channel=CHANNEL, sender=sender, who=who, conversation=conversation)
+
+    async def _save(self, files: list[File]) -> Saved:
+        """Keep each file under ``Attachments/`` (the same bytes saved again return the same path)."""
+        images: list[str] = []
+        documents: list[str] = []
+        recordings: list[str] = []
+        others: list[str] = []
+        for file in files:
+            path = await asyncio.to_thread(self._notes.save_attachment, ATTACHMENTS, _named(file), file.data)
+            if is_image_path(path):
+                images.append(path)
+            elif is_document(path) or path.lower().endswith(".md"):
+                documents.append(path)
+            elif file.content_type.startswith("audio/"):
+                recordings.append(path)
+            else:
+                others.append(path)
+        return Saved(
+            images=images,
+            document=documents[0] if documents else None,
+            recording=recordings[0] if recordings else None,
+            others=[*documents[1:], *recordings[1:], *others],
+        )
+
+
+def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
+    """The inbound message of a served mail. Its id comes from the mail's dedupe key, so the message
+    built again for the same mail (after a crash) is the same message."""
+    assert mail.sender is not None
+    return InboundMessage(
+        id=inbound_id(key),
+        channel=CHANNEL,
+        conversation=conversation_of(mail.sender),
+        sender=Sender(id=mail.sender, name=mail.sender_name),
+        text=compose_text(mail, saved),
+        meta={
+            "reply_to": mail.sender,
+            "message_id": mail.message_id,
+            "subject": mail.subject,
+            "attachments": [*saved.images, *([saved.document] if saved.document else []), *saved.others],
+            "files_left_out": mail.files_left_out,
+        },
+        # What the mail forwards is someone else's: kept apart from the person's words, and shown to the
+        # model as such (bot.consent).
+        untrusted=[forwarded_part(f) for f in mail.forwarded],
+        audio=Audio(path=saved.recording, kind="audio") if saved.recording else None,
+        document=Document(path=saved.document) if saved.document else None,
+        images=saved.images,
+    )
+
+
+def forwarded_part(forwarded: Forwarded) -> UntrustedPart:
+    """A forwarded message as untrusted content: its subject and date above its text, its sender as origin."""
+    heading = [f"Subject: {forwarded.subject}"] if forwarded.subject else []
+    heading += [f"Date: {forwarded.date}"] if forwarded.date else []
+    return UntrustedPart(
+        source="forwarded message",
+        text="\n".join([*heading, *([""] if heading else []), forwarded.text]),
+        origin=forwarded.sender or None,
+    )
+
+
+def compose_text(mail: Mail, saved: Saved) -> str:
+    """The mail as the model reads it: its subject, where its files are kept, then the new text.
+
+    A command as the first line of the body, or as the subject, is the message itself: with its
+    arguments on that line (``/find oat``) the line alone, so the rest of the mail is not taken for
+    them; without (``/note``), the body below is its argument."""
+    body = mail.text.strip()
+    subject = PREFIXES.sub("", mail.subject).strip()
+    first = body.partition("\n")[0]
+    if first.startswith("/"):
+        return "\n".join([first if " " in first.strip() else body, *saved.lines])
+    if subject.startswith("/"):
+        return "\n".join([subject if " " in subject or not body else f"{subject}\n{body}", *saved.lines])
+    parts = [f"Subject: {subject}"] if subject else []
+    parts += saved.lines
+    if mail.files_left_out:
+        parts.append(f"[{mail.files_left_out} more attached file(s) were not kept: at most 20 per mail.]")
+    if body:
+        parts.append(body)
+    return "\n".join(parts)
+
+
+def inbound_id(key: str) -> str:
+    """The inbound message id of the mail with dedupe key ``key``."""
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def mail_key(mail: Mail, mailbox: str, uidvalidity: int, uid: int) -> str:
+    """A mail's dedupe key: its Message-ID, else where it is (mailbox, UIDVALIDITY, UID)."""
+    if mail.message_id is not None:
+        return f"email:{mail.message_id}"
+    return f"email:{mailbox}:{uidvalidity}:{uid}"
+
+
+def conversation_of(address: str) -> str:
+    """One conversation per sender address."""
+    return f"{CHANNEL}:{address}"
+
+
+def _named(file: File) -> str:
+    """The file's name, with the extension of its type when an image's name has none."""
+    name = file.name
+    extension = IMAGE_TYPES.get(file.content_type) or (
+        mimetypes.guess_extension(file.content_type) if "." not in name else None
+    )
+    if extension and not name.lower().endswith(extension) and "." not in name.rsplit("/", 1)[-1]:
+        return f"{name}{extension}"
+    return name

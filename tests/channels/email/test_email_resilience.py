@@ -1,0 +1,144 @@
+"""The servers misbehave under a running bot: the IMAP server restarts or lacks IDLE, the SMTP server
+fails for a while. Nothing is lost, nothing is answered twice."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from bot.channels.email import channel as channel_module
+from bot.channels.email.imap import ConnectionLost, ImapError, Mailbox
+from bot.channels.email.reading import Mail
+from bot.settings import EmailSettings
+from tests.channels.email.harness import Serve, email_settings, wait_for
+from tests.channels.email.mails import mail
+from tests.channels.telegram_harness import echo
+from tests.fakes.dovecot import Dovecot
+from tests.fakes.scripted_model import ScriptedModel
+from tests.fakes.smtp_server import RecordingSmtp
+
+
+async def test_the_imap_server_restarted_under_a_running_bot(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, caplog: pytest.LogCaptureFixture
+) -> None:
+    await serve(ScriptedModel(echo))
+    await asyncio.to_thread(dovecot.deliver, mail("before"))
+    await asyncio.to_thread(smtp.wait_count, 1)
+
+    await asyncio.to_thread(dovecot.stop)
+    await wait_for(lambda: "lost the IMAP connection" in caplog.text, "the bot saw the connection go")
+    await wait_for(lambda: "cannot read INBOX" in caplog.text, "the bot failed to reconnect at least once")
+    await asyncio.to_thread(dovecot.start)
+    # Mail that came while the bot was reconnecting: it is unseen, and taken once the session is back.
+    await asyncio.to_thread(dovecot.deliver, mail("during"))
+    await asyncio.to_thread(dovecot.deliver, mail("after"))
+    replies = await asyncio.to_thread(smtp.wait_count, 3)
+
+    assert sorted(r.text.rsplit("\n", 1)[-1] for r in replies) == ["after", "before", "during"]
+    await wait_for(lambda: dovecot.unseen() == [], "every mail was flagged seen")
+    await asyncio.sleep(0.3)
+    assert len(smtp.received) == 3
+    assert "imap-secret" not in caplog.text
+
+
+async def test_without_idle_the_mailbox_is_polled(serve: Serve, smtp: RecordingSmtp) -> None:
+    with Dovecot(idle=False) as plain:
+        served = await serve(ScriptedModel(echo), poll_interval=0.2, imap_port=plain.port)
+        await asyncio.to_thread(plain.deliver, mail("polled"))
+        [reply] = await asyncio.to_thread(smtp.wait_count, 1)
+        assert reply.text.endswith("polled")
+        await served.channel.stop()
+        await served.task
+
+
+async def test_a_reply_the_smtp_server_puts_off_is_sent_later_once(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp
+) -> None:
+    smtp.fail_next = 2
+    served = await serve(ScriptedModel(echo))
+    served.channel.outbox_worker.backoff = 0.05
+    await asyncio.to_thread(dovecot.deliver, mail("try again"))
+    [reply] = await asyncio.to_thread(smtp.wait_count, 1)
+    assert reply.text.endswith("try again")
+    await wait_for(lambda: smtp.fail_next == 0, "both failures were answered")
+    await asyncio.sleep(0.3)
+    assert len(smtp.received) == 1
+    assert await served.app.bus.counts("outbound:email") == {"done": 1}
+
+
+async def test_a_wrong_password_is_retried_and_never_shown(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, caplog: pytest.LogCaptureFixture
+) -> None:
+    await serve(ScriptedModel(echo), password="wrong-password-Zz9")
+    await wait_for(lambda: caplog.text.count("cannot read INBOX") >= 2, "two failed logins")
+    assert "refused the login" in caplog.text
+    assert "wrong-password-Zz9" not in caplog.text
+
+
+async def test_a_mail_stored_but_not_flagged_seen_is_taken_again_and_answered_once(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection drops between storing a mail on the bus and flagging it: the mail is fetched
+    again after the reconnect, and the bus and the record of mails taken keep it from a second turn."""
+    flagging = Mailbox.mark_seen
+    failed: list[int] = []
+
+    async def drop_once(self: Mailbox, uid: int) -> None:
+        if not failed:
+            failed.append(uid)
+            raise ConnectionLost("the IMAP server closed the connection")
+        await flagging(self, uid)
+
+    monkeypatch.setattr(Mailbox, "mark_seen", drop_once)
+    model = ScriptedModel(echo)
+    served = await serve(model)
+    uid = await asyncio.to_thread(dovecot.deliver, mail("only once"))
+    await wait_for(lambda: dovecot.flags()[uid] == {"\\Seen"}, "the mail was flagged on the second try")
+    await asyncio.to_thread(smtp.wait_count, 1)
+    await asyncio.sleep(0.3)
+    assert failed == [uid]
+    assert len(smtp.received) == 1 and len(model.calls) == 1
+    assert await served.app.bus.counts("inbound") == {"done": 1}
+
+
+async def test_a_mail_that_cannot_be_read_is_logged_not_lost_in_silence(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reading = channel_module.read_mail
+
+    def fails_on_poison(raw: bytes) -> Mail:
+        if b"poison" in raw:
+            raise RuntimeError("a bug in reading")
+        return reading(raw)
+
+    monkeypatch.setattr(channel_module, "read_mail", fails_on_poison)
+    served = await serve(ScriptedModel(echo))
+    uid = await asyncio.to_thread(dovecot.deliver, mail("poison"))
+    await asyncio.to_thread(dovecot.deliver, mail("fine"))
+    [reply] = await asyncio.to_thread(smtp.wait_count, 1)
+    assert reply.text.endswith("fine")
+    assert dovecot.flags()[uid] == {"\\Seen"}
+    [entry] = [e for e in await served.app.store.list_interactions() if e["category"] == "error"]
+    assert (
+        entry["summary"] == f"An e-mail could not be read (RuntimeError); it is left in INBOX (UID {uid}), marked read"
+    )
+
+
+async def test_a_server_that_closes_before_greeting_fails_the_connection_at_once(smtp: RecordingSmtp) -> None:
+    """As a restarting server does: the bot tries again after its backoff rather than waiting out a timeout."""
+
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    hanging_up = SimpleNamespace(port=port)  # where email_settings looks for the IMAP server
+    settings = EmailSettings(**email_settings(hanging_up, smtp))  # type: ignore[arg-type]
+    try:
+        with pytest.raises(ImapError, match="closed the connection"):
+            await asyncio.wait_for(Mailbox.open(settings), 5)
+    finally:
+        server.close()
+        await server.wait_closed()
