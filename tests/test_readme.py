@@ -24,7 +24,7 @@ def test_the_quick_start_is_two_commands_one_chats_one_tests() -> None:
     # The one test command sets everything up: the browser the review page's tests drive, the
     # virtualenv, then every test.
     script = (ROOT / "scripts" / "test").read_text()
-    assert "apt-get install -y -qq chromium" in script
+    assert "missing+=(chromium)" in script and 'apt-get install -y -qq "${missing[@]}"' in script
     assert "python3 -m venv .venv" in script and "pip install -q -e '.[test]'" in script and "pytest" in script
 
 
