@@ -8,13 +8,14 @@ on how long it takes."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import subprocess_env
+from tests.helpers import ctrl_c_as_at_a_terminal, subprocess_env
 
 # What a command that reads the store has no use for: the packages of search by meaning, the model, the
 # channels, the review page, and the vault's readers (PDFs, web pages, photos).
@@ -48,9 +49,13 @@ def imported(tmp_path: Path, *args: str, stdin: str = "") -> set[str]:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    # Each line: "import time: <self us> | <cumulative us> | <indent><module>"; the first is a header.
-    modules = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
-    return {module.split(".")[0] for module in modules[1:]}
+    return packages_in(done.stderr)
+
+
+def packages_in(importtime: str) -> set[str]:
+    """The top-level packages in ``-X importtime``'s lines: "import time: <self> | <cumulative> | <module>"."""
+    modules = [line.rsplit("|", 1)[1].strip() for line in importtime.splitlines() if line.startswith("import time:")]
+    return {module.split(".")[0] for module in modules if module != "imported package"}  # not the header's
 
 
 @pytest.mark.parametrize("command", [("log",), ("runs",), ("usage",), ("log", "--json"), ("--help",)], ids=" ".join)
@@ -75,3 +80,30 @@ def test_capture_mode_files_a_note_without_the_model_or_mcp_sdks_and_the_command
         packages = imported(tmp_path, *command)
         assert "aiosqlite" in packages  # it read the store, with the note's run and interaction in it
         assert packages & NOT_NEEDED == set(), command
+
+
+def test_the_review_page_serves_without_the_model_telegram_or_mcp(tmp_path: Path) -> None:
+    # The import lines go to a file: unread, a pipe would fill up and stop the process.
+    importtime = tmp_path / "importtime.txt"
+    with (
+        importtime.open("w") as errors,
+        subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "bot", "review", "--port", "0"],
+            cwd=tmp_path,
+            env=subprocess_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            preexec_fn=ctrl_c_as_at_a_terminal,
+        ) as process,
+    ):
+        try:
+            assert process.stdout is not None
+            assert process.stdout.readline().startswith("http://127.0.0.1:")  # serving: everything is imported
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=30)
+    packages = packages_in(importtime.read_text())
+    assert {"bot", "starlette", "uvicorn"} <= packages
+    assert packages & {"anthropic", "telegram", "mcp", "trafilatura"} == set()
