@@ -20,7 +20,9 @@ import pytest
 
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import StderrLines, ctrl_c_as_at_a_terminal, subprocess_env
+from tests.helpers import SEVERAL_PROCESSES, StderrLines, ctrl_c_as_at_a_terminal, subprocess_env
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 
 def vaultbot(
