@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.bus import CONSENT, INBOUND, Bus, Worker
 from bot.clip import Clipper, Resolver, resolve
 from bot.clock import Clock
 from bot.consent import Policy, Questions
 from bot.db import Database
-from bot.mcp import McpServers
 from bot.memory import profile_reader
 from bot.reminders import ReminderBook, Scheduler
 from bot.runner import (
-    AnthropicModel,
     CaptureModel,
     CommandRunner,
     Limits,
@@ -38,6 +37,10 @@ from bot.tools import build_dispatcher
 from bot.transcribe import TranscriptionClient, VoiceNotes, build_transcriber
 from bot.undo import Undoer
 from vault import ATTACHMENTS, Vault
+
+if TYPE_CHECKING:
+    from bot.mcp import McpServers
+    from bot.runner import AnthropicModel
 
 
 @dataclass
@@ -101,9 +104,7 @@ class App:
         scheduler = Scheduler(reminders)
         clipper = Clipper(notes=notes, db=db, settings=settings.clip, resolver=resolver)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
-        mcp = McpServers(settings.mcp.servers) if settings.mcp.servers and mode == "assistant" else None
-        if mcp is not None:
-            await mcp.start()
+        mcp = await _mcp(settings) if settings.mcp.servers and mode == "assistant" else None
         # Notes there hold someone else's words: what the tools return of them is labelled as such.
         foreign = {settings.clip.folder: "clipped page", ATTACHMENTS: "attached file"}
         dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper, mcp, foreign)
@@ -242,6 +243,15 @@ def build_model(settings: Settings, clock: Clock, *, timeout: float | None = Non
     return _claude(settings, settings.model.name, settings.model.max_tokens)
 
 
+async def _mcp(settings: Settings) -> McpServers:
+    # The MCP SDK (a second of imports) only for a bot that has servers to call.
+    from bot.mcp import McpServers
+
+    mcp = McpServers(settings.mcp.servers)
+    await mcp.start()
+    return mcp
+
+
 def _capture(settings: Settings, clock: Clock, *, hint: str | None = ENABLE_HINT) -> CaptureModel:
     vault = settings.vault
     daily = (vault.daily_folder, vault.daily_pattern) if vault.capture_to == "daily" else None
@@ -258,6 +268,8 @@ def build_summarizer(settings: Settings) -> AuditSummarizer | None:
 def _claude(
     settings: Settings, name: str, max_tokens: int, *, timeout: float | None = None, retries: int | None = None
 ) -> AnthropicModel:
+    from bot.runner import AnthropicModel  # the SDK only for a bot that calls the model
+
     assert settings.anthropic_api_key is not None
     return AnthropicModel(
         api_key=settings.anthropic_api_key.get_secret_value(),

@@ -13,10 +13,13 @@ import os
 import sqlite3
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.db import Database
 from bot.settings import VaultSettings
-from vault import MultilingualEmbedder, Vault
+
+if TYPE_CHECKING:
+    from vault import Vault
 
 __all__ = ["StartupError", "capture_folder", "open_database", "open_vault", "probe_folder"]
 
@@ -47,6 +50,9 @@ async def open_database(path: Path, *, write: bool = True) -> Database:
 def open_vault(settings: VaultSettings) -> Vault:
     """Open the vault once its capture folder proved writable, or raise :class:`StartupError`
     (blocking: call it in a thread)."""
+    # Imported here: the vault brings numpy and pypdf, which the commands that only read the store never need.
+    from vault import MultilingualEmbedder, Vault
+
     problem = _not_a_folder(settings.path)
     if problem is None:
         try:

@@ -33,6 +33,10 @@ CAP_DAC_READ_SEARCH = 2
 _LIBC = ctypes.CDLL(None, use_errno=True)
 # Variables from the developer's shell that must never reach a test.
 OWN_PREFIXES = ("VAULTBOT_", "ANTHROPIC_")
+# In place of pytest-timeout's 60 s, for a test that starts `vaultbot` processes one after another
+# (``pytestmark = SEVERAL_PROCESSES``): a start costs 1-2 s of CPU on an idle 2-core machine and many
+# times that on a busy one. Still a bound, so a hang fails; each wait inside has its own, shorter one.
+SEVERAL_PROCESSES = pytest.mark.timeout(180)
 
 
 def subprocess_env(**variables: str) -> dict[str, str]:

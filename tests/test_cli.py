@@ -20,7 +20,9 @@ import pytest
 
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import StderrLines, ctrl_c_as_at_a_terminal, subprocess_env
+from tests.helpers import SEVERAL_PROCESSES, StderrLines, ctrl_c_as_at_a_terminal, subprocess_env
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 
 def vaultbot(
@@ -181,10 +183,14 @@ def test_chat_piped_into_a_reader_that_leaves_ends_quietly_and_keeps_the_unprint
     )
     try:
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-        process.stdin.write(b"first thought\nsecond thought\nthird thought\n")
-        process.stdin.close()
+        process.stdin.write(b"first thought\n")
+        process.stdin.flush()
         assert process.stdout.readline() == b"vaultbot> Saved to Inbox/first thought.md in your vault.\n"
         process.stdout.close()  # head exits
+        # The rest of the file, once head has gone: sent before, its replies could all fit in the pipe
+        # before head left, on a busy machine, and no reply would meet the closed pipe.
+        process.stdin.write(b"second thought\nthird thought\n")
+        process.stdin.close()
         # Like a Unix filter whose reader left: at once, the status of SIGPIPE, no traceback, nothing retried.
         assert process.wait(timeout=30) == 141
         assert process.stderr.read() == b""

@@ -14,7 +14,9 @@ import pytest
 
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import subprocess_env
+from tests.helpers import SEVERAL_PROCESSES, subprocess_env
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 
 def vaultbot(

@@ -8,7 +8,10 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tests.helpers import SEVERAL_PROCESSES
 from tests.test_cli import vaultbot
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 BERLIN = {"VAULTBOT_TIMEZONE": "Europe/Berlin"}
 WINTER = datetime(2026, 1, 15, 12, 31, 5, tzinfo=UTC)  # 13:31:05 CET

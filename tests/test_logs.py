@@ -18,7 +18,9 @@ from tests.conftest import make_settings
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import subprocess_env
+from tests.helpers import SEVERAL_PROCESSES, subprocess_env
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 KEY = "sk-ant-logs-0123456789"
 DEAD_LETTER = "WARNING bot.bus.worker: dead-lettering inbound#1 after 1 attempt(s)"

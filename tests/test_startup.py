@@ -100,22 +100,21 @@ def test_a_read_only_capture_folder_stops_chat_before_a_message_is_lost(
     )
 
 
-def test_a_store_that_is_not_a_database_is_one_line_for_every_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", STARTING, ids=" ".join)
+def test_a_store_that_is_not_a_database_is_one_line_for_every_command(tmp_path: Path, command: tuple[str, ...]) -> None:
     (tmp_path / "store.db").write_text("shopping list: oat milk\n")
-    for command in STARTING:
-        line = one_line(vaultbot(tmp_path, *command, VAULTBOT_STORE__PATH="store.db"))
-        assert line == "vaultbot: cannot open the store store.db (VAULTBOT_STORE__PATH): file is not a database"
+    line = one_line(vaultbot(tmp_path, *command, VAULTBOT_STORE__PATH="store.db"))
+    assert line == "vaultbot: cannot open the store store.db (VAULTBOT_STORE__PATH): file is not a database"
     assert (tmp_path / "store.db").read_text() == "shopping list: oat milk\n"
 
 
-def test_a_store_path_that_is_a_folder_is_one_line_for_every_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", STARTING, ids=" ".join)
+def test_a_store_path_that_is_a_folder_is_one_line_for_every_command(tmp_path: Path, command: tuple[str, ...]) -> None:
     (tmp_path / "store").mkdir()
-    for command in STARTING:
-        line = one_line(vaultbot(tmp_path, *command, VAULTBOT_STORE__PATH="store"))
-        assert (
-            line
-            == "vaultbot: cannot open the store store (VAULTBOT_STORE__PATH): store is a folder, not a database file"
-        )
+    line = one_line(vaultbot(tmp_path, *command, VAULTBOT_STORE__PATH="store"))
+    assert (
+        line == "vaultbot: cannot open the store store (VAULTBOT_STORE__PATH): store is a folder, not a database file"
+    )
 
 
 def test_a_store_below_a_file_names_the_file(tmp_path: Path) -> None:
@@ -126,17 +125,17 @@ def test_a_store_below_a_file_names_the_file(tmp_path: Path) -> None:
     )
 
 
-def test_an_unreadable_store_is_one_line(tmp_path: Path, read_only: list[Path]) -> None:
+@pytest.mark.parametrize("command", STARTING, ids=" ".join)
+def test_an_unreadable_store_is_one_line(tmp_path: Path, read_only: list[Path], command: tuple[str, ...]) -> None:
     assert vaultbot(tmp_path, "log").returncode == 0  # a real store, then taken away
     store = tmp_path / "data" / "vaultbot.db"
     store.chmod(0o000)
     read_only.append(store)
-    for command in STARTING:
-        line = one_line(vaultbot(tmp_path, *command))
-        assert line == (
-            "vaultbot: cannot open the store data/vaultbot.db (VAULTBOT_STORE__PATH): "
-            "data/vaultbot.db cannot be read (permission denied)"
-        )
+    line = one_line(vaultbot(tmp_path, *command))
+    assert line == (
+        "vaultbot: cannot open the store data/vaultbot.db (VAULTBOT_STORE__PATH): "
+        "data/vaultbot.db cannot be read (permission denied)"
+    )
 
 
 def test_a_read_only_store_is_read_by_log_but_refused_by_chat(tmp_path: Path, read_only: list[Path]) -> None:

@@ -10,8 +10,10 @@ import sys
 import threading
 from pathlib import Path
 
-from tests.helpers import subprocess_env
+from tests.helpers import SEVERAL_PROCESSES, subprocess_env
 from tests.test_cli import vaultbot
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 ROUNDS = 20
 ENV = {"LOGNAME": "ann", "USER": "ann"}

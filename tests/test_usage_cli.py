@@ -17,7 +17,10 @@ from bot.db import Database
 from bot.store import CallUsage, Store
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import Canned, FakeAnthropic
+from tests.helpers import SEVERAL_PROCESSES
 from tests.test_cli import vaultbot
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 ZONE = "Pacific/Kiritimati"  # UTC+14: "today" there is rarely today in UTC
 

@@ -7,6 +7,7 @@ import gc
 import json
 import logging
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
@@ -137,7 +138,7 @@ def run_command(ctx: click.Context) -> None:
     """Serve every configured channel with the workers, until SIGINT or SIGTERM."""
     from bot.app import App
     from bot.channels.telegram import TelegramConflict, TelegramRefused
-    from bot.cli.serve import serve, stop_on_signals
+    from bot.cli.serve import serve
     from bot.web import CannotListen
 
     settings = _settings(ctx)
@@ -187,6 +188,15 @@ def _settle_heap() -> None:
     gc.freeze()
 
 
+def stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM (call inside the running loop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
 def _announce(url: str) -> None:
     click.echo("The review page (Ctrl-C to stop):", err=True)
     click.echo(url)
@@ -198,7 +208,6 @@ def _announce(url: str) -> None:
 @click.pass_context
 def review_command(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the review web page (read-only) until Ctrl-C."""
-    from bot.cli.serve import stop_on_signals
     from bot.store import Store
     from bot.web import CannotListen, ReviewServer, review_page, review_token
 

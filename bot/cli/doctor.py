@@ -280,10 +280,10 @@ async def _transcription(settings: Settings) -> Check:
 
 async def _mcp(settings: Settings) -> list[Check]:
     """Each MCP server, started and stopped as the bot would: its state and the tools the model sees."""
-    from bot.mcp.report import report
-
     if not settings.mcp.servers:
         return [Check("mcp", True, "no servers configured (see docs/mcp.md)")]
+    from bot.mcp.report import report
+
     return [Check(f"mcp {server.name}", server.ok, server.describe()) for server in await report(settings)]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
@@ -164,11 +163,3 @@ def _email(app: App) -> EmailChannel:
         lease=app.settings.bus.lease_seconds,
     )
 
-
-def stop_on_signals() -> asyncio.Event:
-    """An event set by SIGINT or SIGTERM (call inside the running loop)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    return stop

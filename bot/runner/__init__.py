@@ -1,6 +1,7 @@
 """The stateless runner: the model ↔ tools loop, its guards, and the inbound handler."""
 
-from bot.runner.anthropic_model import AnthropicModel
+from typing import TYPE_CHECKING
+
 from bot.runner.capture import CaptureModel
 from bot.runner.commands import CommandRunner, ReviewLink, parse_command
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
@@ -8,6 +9,9 @@ from bot.runner.handler import DeadLetter, TurnHandler
 from bot.runner.loop import Limits, RunResult, StepRecorder, run_turn
 from bot.runner.model import ModelClient, ModelReply, TextListener, Usage
 from bot.runner.prompt import load_system_prompt
+
+if TYPE_CHECKING:
+    from bot.runner.anthropic_model import AnthropicModel
 
 __all__ = [
     "CommandRunner",
@@ -30,3 +34,13 @@ __all__ = [
     "load_system_prompt",
     "run_turn",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``AnthropicModel`` on first use: the Anthropic SDK imports thousands of modules (about a second),
+    which capture mode and the commands that only read the store never need."""
+    if name == "AnthropicModel":
+        from bot.runner.anthropic_model import AnthropicModel
+
+        return AnthropicModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.db import Database, Reads, now_iso
-from vault import Change
+
+if TYPE_CHECKING:
+    from vault import Change
 
 __all__ = ["MERGED_CHANGES", "ChangeSet", "Changes", "encode_changes", "undo_writes"]
 
@@ -93,6 +95,9 @@ class Changes:
             f"SELECT changes FROM runs WHERE id IN {_TURN} AND changes IS NOT NULL ORDER BY started_at, rowid",
             {"run": run_id},
         )
+        # Imported here: the vault package brings numpy and pypdf, which `vaultbot log` and `runs` never need.
+        from vault import Change
+
         return [Change(**fields) for row in rows for fields in json.loads(row["changes"])]
 
     async def run(self, run_id: str) -> dict[str, Any] | None:

@@ -115,8 +115,9 @@ async def post_declared(port: int, length: int, secret: str) -> int:
             await writer.wait_closed()
 
 
-def wait_until(condition: Callable[[], bool], what: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
-    """Block until ``condition()`` holds; fail at once if ``process`` exits first."""
+def wait_until(condition: Callable[[], bool], what: str, process: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Block until ``condition()`` holds; fail at once if ``process`` exits first. The default wait is
+    long enough for a `vaultbot run` to start on a busy machine, and still bounded."""
     deadline = time.monotonic() + timeout
     while not condition():
         if process.poll() is not None:
@@ -133,7 +134,7 @@ def stop(process: subprocess.Popen[str], sig: int = signal.SIGTERM) -> str:
     return finish(process)
 
 
-def finish(process: subprocess.Popen[str], timeout: float = 30) -> str:
+def finish(process: subprocess.Popen[str], timeout: float = 60) -> str:
     """Wait for the process to end and return its standard error."""
     try:
         process.wait(timeout=timeout)

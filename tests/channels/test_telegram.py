@@ -36,7 +36,8 @@ async def test_a_stranger_is_refused_once_and_logged(serve: Serve) -> None:
     served.fake.push_update(tg.text_update("let me in", user_id=666, first_name="Mallory"))
     served.fake.push_update(tg.text_update("please", user_id=666, first_name="Mallory"))
     served.fake.push_update(tg.text_update("hi", user_id=ANN))
-    await served.fake.await_for(lambda f: "You said: hi" in f.sent_texts)
+    # The refusal is in Mallory's conversation and the reply in Ann's: either may be delivered first.
+    await served.fake.await_for(lambda f: "You said: hi" in f.sent_texts and REFUSAL in f.sent_texts)
     assert served.fake.sent_texts.count(REFUSAL) == 1
     entries = await served.app.store.list_interactions()
     refused = [e["summary"] for e in entries if e["category"] == "access_denied"]

@@ -18,6 +18,9 @@ from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import SEVERAL_PROCESSES
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 
 def start(run: RunVaultbot, telegram: FakeTelegram, anthropic: FakeAnthropic, **env: str) -> subprocess.Popen[str]:

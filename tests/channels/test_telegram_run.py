@@ -18,7 +18,9 @@ from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import StderrLines, vaultbot_process
+from tests.helpers import SEVERAL_PROCESSES, StderrLines, vaultbot_process
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 API_KEY = "sk-ant-sigint-test"
 

@@ -18,6 +18,9 @@ from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.transcription_server import KEY, FakeTranscription
+from tests.helpers import SEVERAL_PROCESSES
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 
 def start(

@@ -21,9 +21,6 @@ import subprocess
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import EmbeddedResource, ImageContent, TextContent, TextResourceContents
-
 PNG = base64.b64encode(
     bytes.fromhex(
         "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360f8cf"
@@ -33,6 +30,11 @@ PNG = base64.b64encode(
 
 
 def serve() -> None:
+    # The SDK only for the server that serves: it takes seconds to import on a busy machine, and the
+    # misbehaving modes must crash or answer garbage at once, within a test's short start_timeout.
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import EmbeddedResource, ImageContent, TextContent, TextResourceContents
+
     server = MCPServer("test-server")
 
     @server.tool(description="Echo the text back.")

@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import StderrLines, subprocess_env
+from tests.helpers import SEVERAL_PROCESSES, StderrLines, subprocess_env
 from tests.mcp.conftest import SECRET, alive, pids, stdio, wait_until
+
+pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
 
 def servers_env(servers: dict[str, dict[str, Any]], **more: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bot.app import App
 from bot.bus import outbound_topic
-from tests.helpers import outbox, subprocess_env
+from tests.helpers import SEVERAL_PROCESSES, outbox, subprocess_env
 from tests.reminders.conftest import context_of
 
 AppFactory = Callable[..., Awaitable[App]]
@@ -109,6 +109,7 @@ class Chat:
         return self.lines + rest.decode().splitlines(keepends=True)
 
 
+@SEVERAL_PROCESSES
 async def test_a_reminder_survives_sigkill_and_fires_once_across_two_instances(
     tmp_path: Path, make_app: AppFactory
 ) -> None:
