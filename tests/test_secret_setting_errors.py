@@ -30,6 +30,7 @@ SECRETS = {
     ("transcribe", "api_key"),
     ("mcp", "servers", "*", "env", "*"),
     ("mcp", "servers", "*", "headers", "*"),
+    ("email", "password"),
 }
 
 
@@ -59,6 +60,10 @@ VARIABLES = [
      "VAULTBOT_REVIEW: expected a JSON object of the section's settings; it is not valid JSON"),
     ("transcription key beside a bad value", "VAULTBOT_TRANSCRIBE", json.dumps({"api_key": SECRET, "attempts": "x"}),
      "VAULTBOT_TRANSCRIBE (attempts): expected a whole number, got 'x'"),
+    ("mail password beside a bad port", "VAULTBOT_EMAIL", json.dumps({"password": SECRET, "imap_port": "x"}),
+     "VAULTBOT_EMAIL (imap_port): expected a whole number, got 'x'"),
+    ("mail password not text", "VAULTBOT_EMAIL", json.dumps({"password": [SECRET]}),
+     "VAULTBOT_EMAIL (password): expected text (the value is not shown: it is a secret)"),
     ("transcription key not text", "VAULTBOT_TRANSCRIBE", json.dumps({"api_key": {"k": SECRET}}),
      "VAULTBOT_TRANSCRIBE (api_key): expected text (the value is not shown: it is a secret)"),
     ("mcp: an unknown key", "VAULTBOT_MCP__SERVERS", server(comand="npx"),
@@ -146,7 +151,7 @@ TOML = [
      "config/vaultbot.toml [mcp.servers.files]: unknown key 'envv'; did you mean 'env'?"),
     ("mcp: an unknown key like none", f'[mcp.servers.files]\ncommand = "npx"\nzz = "{SECRET}"\n',
      "config/vaultbot.toml [mcp.servers.files]: unknown key 'zz' (the keys are command, args, env, url, headers, "
-     "tools, timeout, start_timeout)"),
+     "tools, timeout, start_timeout, trusted)"),
     ("mcp: env not a table", f'[mcp.servers.files]\ncommand = "npx"\nenv = "{SECRET}"\n',
      "config/vaultbot.toml [mcp.servers.files] env: expected a table of settings (the value is not shown: it holds "
      "secrets)"),
