@@ -4,11 +4,8 @@ trafilatura finds the main content and the authors (measured against readability
 pages in tests/clip/pages: docs/clipping-and-documents.md). The title, the description and the date are read
 from the page's own statements of them, because an extractor guesses: its title is often the ``<title>``
 with the site's name on it, its description may be a ``<meta name="description">`` a page mangled, and its
-date may come from anywhere in the body (an infobox's founding date). The title is the page's JSON-LD
-headline, else ``og:title``, else ``twitter:title``, else ``<title>``; of a title in parts ("Headline |
-Site"), the part that is the page's ``<h1>`` (its first one that is not the site's name: a masthead), else
-the title without the part that names the site (its ``og:site_name``, publisher, or the name in its address).
-Measured on real pages with Firefox Reader View's titles (bench/clip.py, docs/clipping-and-documents.md).
+date may come from anywhere in the body (an infobox's founding date). The title is the one Firefox's Reader
+View gives the page (bot/clip/title.py), measured on real pages with Reader View's titles (bench/clip.py).
 """
 
 from __future__ import annotations
@@ -27,14 +24,13 @@ from trafilatura.xml import xmltotxt
 
 from bot.clip.errors import ClipError
 from bot.clip.fetch import Fetched
+from bot.clip.title import reader_title
 from vault import DocumentText
 from vault.documents import extract as document_text
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
 _HEADING_MARKS = "¶#§ \t\n"
 _TITLE_CHARS = 200
-# Between a headline and a site's name in a title: a bar, dash, dot or double colon with spaces around it.
-_TITLE_PARTS = re.compile(r"\s+(?:[|\-–—·»]|::)\s+")
 _ARTICLE_TYPES = {
     "Article",
     "NewsArticle",
@@ -112,7 +108,12 @@ def _html(text: str, url: str) -> Page:
         tree = lxml.html.fromstring(text)
     except (ParserError, ValueError) as exc:
         raise _empty() from exc
-    article, publisher = _json_ld(tree)
+    # Read before the extractor cleans the tree, as Readability reads a page's metadata before it cleans it.
+    scripts = json_ld_scripts(tree)
+    title = " ".join((reader_title(tree, scripts) or "").split())
+    # A page that states no title at all is named by the extractor's, its first heading, else its address.
+    headings = (" ".join(h.text_content().split()).strip(_HEADING_MARKS) for h in tree.xpath("//h1"))
+    heading = next(filter(None, headings), "")
     document = trafilatura.bare_extraction(
         tree,
         url=url,
@@ -127,29 +128,10 @@ def _html(text: str, url: str) -> Page:
     markdown = xmltotxt(document.body, True).strip() if document is not None and document.body is not None else ""
     if not markdown:
         raise _empty()
-    sites = [
-        site
-        for site in (
-            _meta(tree, "og:site_name"),
-            _meta(tree, "application-name"),
-            _meta(tree, "apple-mobile-web-app-title"),
-            publisher,
-            _host_name(url),
-        )
-        if site
-    ]
-    # The page's heading: its first <h1> that is not the site's name (a blog's masthead is often an <h1>).
-    headings = (" ".join(h.text_content().split()).strip(_HEADING_MARKS) for h in tree.xpath("//h1"))
-    h1 = next((h for h in headings if h and not any(_names_site(h, site) for site in sites)), None)
-    title = headline(
-        [_text(article.get("headline")), _meta(tree, "og:title"), _meta(tree, "twitter:title"), _title_tag(tree)],
-        h1=h1,
-        sites=sites,
-    )
     return Page(
-        title=_short(title or (document.title or "").strip() or h1 or _url_words(url)),
+        title=_short(title or (document.title or "").strip() or heading or _url_words(url)),
         authors=[a.strip() for a in re.split(r";|,| and ", document.author or "") if a.strip()],
-        published=published(tree, article),
+        published=published(tree, _article(scripts)),
         description=_meta(tree, "og:description")
         or _meta(tree, "twitter:description")
         or _meta(tree, "description")
@@ -158,24 +140,16 @@ def _html(text: str, url: str) -> Page:
     )
 
 
-def headline(candidates: list[str | None], *, h1: str | None, sites: list[str]) -> str | None:
-    """The page's title by the rule measured best (module docstring): the first of ``candidates`` (JSON-LD
-    headline, ``og:title``, ``twitter:title``, ``<title>``), cut to the part that is ``h1`` or without the
-    first or last part that names one of ``sites``."""
-    raw = next((" ".join(c.split()) for c in candidates if c and c.strip()), None)
-    if raw is None:
-        return None
-    parts = _TITLE_PARTS.split(raw)
-    if len(parts) == 1:
-        return raw
-    if h1 and (same := next((part for part in parts if _key(part) == _key(h1)), None)):
-        return same
-    separators = _TITLE_PARTS.findall(raw)
-    if any(_names_site(parts[-1], site) for site in sites):
-        return "".join(p + s for p, s in zip(parts[:-1], [*separators[:-1], ""], strict=True))
-    if any(_names_site(parts[0], site) for site in sites):
-        return "".join(p + s for p, s in zip(parts[1:], [*separators[1:], ""], strict=True))
-    return raw
+def json_ld_scripts(tree: Any) -> list[Any]:
+    """The page's JSON-LD scripts, each parsed, in the page's order; a script that is not JSON is left out."""
+    scripts = []
+    for script in tree.xpath("//script[@type='application/ld+json']"):
+        text = re.sub(r"^\s*<!\[CDATA\[|\]\]>\s*$", "", script.text_content())
+        try:
+            scripts.append(json.loads(text))
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser follows
+            continue
+    return scripts
 
 
 def published(tree: Any, article: dict[str, Any]) -> str | None:
@@ -224,23 +198,15 @@ def join_paragraph_lines(markdown: str) -> str:
 _BLOCK_START = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||```|<)")
 
 
-def _json_ld(tree: Any) -> tuple[dict[str, Any], str | None]:
-    """The page's first JSON-LD article (empty if none) and its publisher's name."""
-    for script in tree.xpath("//script[@type='application/ld+json']/text()"):
-        text = str(script).strip()
-        text = text.removeprefix("<![CDATA[").removesuffix("]]>").strip()
-        try:
-            data = json.loads(text)
-        except ValueError:
-            continue
+def _article(scripts: list[Any]) -> dict[str, Any]:
+    """The page's first JSON-LD article, wherever its scripts nest it (empty if none): where its date is."""
+    for data in scripts:
         for item in _objects(data, depth=0):
             kinds = item.get("@type")
             kinds = kinds if isinstance(kinds, list) else [kinds]
             if any(kind in _ARTICLE_TYPES for kind in kinds if isinstance(kind, str)):
-                publisher = item.get("publisher")
-                name = _text(publisher.get("name")) if isinstance(publisher, dict) else None
-                return item, name
-    return {}, None
+                return item
+    return {}
 
 
 def _objects(data: Any, depth: int) -> Iterator[dict[str, Any]]:
@@ -258,39 +224,8 @@ def _meta(tree: Any, name: str) -> str | None:
     return _first(tree.xpath("//meta[@property=$n or @name=$n]/@content", n=name))
 
 
-def _title_tag(tree: Any) -> str | None:
-    return _first(tree.xpath("//title/text()"))
-
-
 def _text(value: object) -> str | None:
     return " ".join(value.split()) or None if isinstance(value, str) else None
-
-
-def _key(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
-
-
-def _names_site(part: str, site: str) -> bool:
-    """Whether a title's part is the site's name ("BBC News"; "Aktuálně.cz" of "Aktuálně.cz - Víte, co…"; "V8"
-    of v8.dev), or a short part that carries it ("Nicolas Perriault" of nicolas.perriault.net)."""
-    part_key, site_key = _key(part), _key(site)
-    if part_key and part_key == site_key:
-        return True
-    if len(part_key) >= 3 and part_key in site_key:
-        return True
-    return len(site_key) >= 4 and site_key in part_key and len(part.split()) <= 3
-
-
-def _host_name(url: str) -> str | None:
-    """The name in an address's host: "wikipedia" of en.wikipedia.org, "bbc" of news.bbc.co.uk."""
-    labels = [label for label in (urlsplit(url).hostname or "").split(".") if label]
-    if all(label.isdigit() for label in labels):
-        return None  # an IP address names no site
-    if len(labels) > 1:
-        labels = labels[:-1]  # the top-level domain
-    if len(labels) > 1 and labels[-1] in {"co", "com", "org", "net", "gov", "ac", "edu", "ne", "or"}:
-        labels = labels[:-1]  # a second-level one under a country's (.co.uk, .com.br)
-    return labels[-1] if labels else None
 
 
 def _pdf(fetched: Fetched) -> Page:

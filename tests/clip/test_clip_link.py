@@ -62,14 +62,26 @@ async def test_a_page_is_filed_as_a_web_clipper_note_named_after_its_title(
         assert boilerplate not in body
 
 
-async def test_an_unknown_date_is_null_and_the_title_is_the_headline_not_the_sites_title(
+async def test_an_unknown_date_is_null_and_the_title_is_reader_views(
     clip_app: ClipApp, fake_anthropic: FakeAnthropic, web: FakeWeb
 ) -> None:
     app = await clip_app()
     result = await clip(app, fake_anthropic, web.url("/wiki"))  # <title> and og:title: "Photosynthesis - Wikipedia"
-    assert result["path"] == "Clippings/Photosynthesis.md"
+    assert result["path"] == "Clippings/Photosynthesis - Wikipedia.md"  # as Reader View: og:title whole
     front, _ = front_and_body(app, result["path"])
+    assert front["title"] == "Photosynthesis - Wikipedia"
     assert front["published"] is None and front["author"] == []
+
+
+async def test_a_title_with_characters_no_file_name_holds_is_filed_under_a_safe_name_and_kept_whole(
+    clip_app: ClipApp, fake_anthropic: FakeAnthropic, web: FakeWeb
+) -> None:
+    app = await clip_app()
+    result = await clip(app, fake_anthropic, web.url("/repo"))
+    title = "GitHub - owner/tidy-dates: Rename photos by the date they were taken"  # its og:title, as Reader View
+    assert result["title"] == title
+    assert result["path"] == "Clippings/GitHub - owner-tidy-dates Rename photos by the date they were taken.md"
+    assert front_and_body(app, result["path"])[0]["title"] == title
 
 
 async def test_the_same_url_twice_gives_the_same_note_without_fetching_again(
