@@ -5,13 +5,20 @@ pages with Firefox Reader View's titles (bench/titles, kept to what a title is r
 
     .venv/bin/python bench/clip.py           # all of it
     .venv/bin/python bench/clip.py titles    # the titles only
+
+``reader-view NODE_MODULES`` compares vaultbot's title with the one Readability.js itself gives (run in Node
+with jsdom) on the same pages and on bench/titles/reader-view-edges.json, heads made to take each turn of its
+rule; it needs Node and ``npm install --prefix DIR jsdom @mozilla/readability@0.6.0`` (NODE_MODULES is
+DIR/node_modules), so it is not part of the rest.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +39,7 @@ from vault.documents import extract  # noqa: E402
 
 PAGES = ROOT / "tests" / "clip" / "pages"
 TITLED = ROOT / "bench" / "titles" / "readability-pages.json"
+EDGES = ROOT / "bench" / "titles" / "reader-view-edges.json"
 
 
 def _norm(text: str) -> str:
@@ -135,8 +143,38 @@ def titles() -> None:
         cells = "  ".join(
             f"{kind.split()[0].split('/')[-1]} {right.get((kind, way), 0)}/{counts[kind]}" for kind in kinds
         )
-        print(f"  {way:<28} real {on_real:>3}/{total} ({100 * on_real / total:.0f} %)   {cells}")
+        print(f"  {way:<28} real {on_real:>3}/{total} ({100 * on_real / total:.1f} %)   {cells}")
     print("vaultbot's rule missed:", *misses, sep="\n")
+
+
+def reader_view(node_modules: str) -> None:
+    """vaultbot's title against Readability.js's own on every page here (see the module's docstring)."""
+    pages = [{"name": f"{kind} {name}", "url": url, "html": doc} for kind, name, url, doc, _ in titled_pages()]
+    pages += [{**edge, "url": "https://example.com/edge"} for edge in json.loads(EDGES.read_text(encoding="utf-8"))]
+    script = ROOT / "bench" / "titles" / "reader_view.js"
+    ran = subprocess.run(
+        ["node", str(script)],
+        input=json.dumps(pages),
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "NODE_PATH": node_modules},
+    )
+    theirs = json.loads(ran.stdout)
+    differ, untitled = [], 0
+    for page in pages:
+        ours = page_of(Fetched(page["url"], "text/html", "utf-8", page["html"].encode())).title
+        if not (theirs[page["name"]] or "").strip():
+            untitled += 1  # Reader View shows no title; a note still needs a name (the extractor's, the <h1>…)
+        elif not _same_title(ours, theirs[page["name"]]):
+            differ.append(f"  {page['name']}: {ours!r}, Readability.js {theirs[page['name']]!r}")
+    titled = len(pages) - untitled
+    print(
+        f"vaultbot's title is Readability.js's on {titled - len(differ)} of the {titled} pages it titles"
+        f" ({untitled} more state no title, which Readability.js leaves empty and vaultbot fills in)",
+        *differ,
+        sep="\n",
+    )
 
 
 def clip_timing(rounds: int = 20) -> None:
@@ -169,6 +207,9 @@ def pdf_timing() -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["reader-view"]:
+        reader_view(sys.argv[2])
+        sys.exit()
     titles()
     if sys.argv[1:] != ["titles"]:
         quality()
