@@ -188,6 +188,7 @@ def test_a_link_followed_by_a_line_break_in_the_source_keeps_its_space_in_the_pa
         '<![CDATA[ {"@type": "NewsArticle", "headline": 42} ]]>',
         json.dumps({"@graph": [[[[[[[[{"@type": "NewsArticle", "headline": "deep"}]]]]]]]]}),
         json.dumps({"@type": "NewsArticle", "headline": "x" * 5_000_000}),
+        "[" * 100_000 + "]" * 100_000,  # deeper than Python's parser follows: it raises RecursionError
         "\x00" * 1000,
     ],
 )
