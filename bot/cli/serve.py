@@ -162,4 +162,3 @@ def _email(app: App) -> EmailChannel:
         notes=app.notes,
         lease=app.settings.bus.lease_seconds,
     )
-
