@@ -21,3 +21,11 @@ class AddressRefused(ClipError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, "address_refused")
+
+
+def too_large(limit: int) -> ClipError:
+    """The refusal of a page over ``limit`` bytes (VAULTBOT_CLIP__MAX_BYTES), counted after every layer of decoding."""
+    size = f"{limit / (1024 * 1024):.1f} MB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
+    return ClipError(
+        f"The page is larger than {size} (VAULTBOT_CLIP__MAX_BYTES); it is not clipped rather than cut.", "too_large"
+    )
