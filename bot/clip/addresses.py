@@ -33,10 +33,51 @@ async def resolve(host: str, port: int) -> list[str]:
 
 
 def refusal(address: str) -> str | None:
-    """What kind of address ``address`` is, when it is one a clip must not reach; None when it may."""
+    """What kind of address ``address`` is, when it is one a clip must not reach; None when it may.
+
+    An IPv6 address that leads to an IPv4 one by its form (IPv4-mapped, -translated or -compatible,
+    6to4, Teredo, NAT64) is judged by the IPv4 address it leads to: ``2002:7f00:1::`` is 127.0.0.1
+    through a 6to4 relay, ``64:ff9b::a9fe:a9fe`` the metadata service through a NAT64 gateway."""
     ip: _IP = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _LOCAL_NAT64:
+            return "a local-use NAT64 address (a private network's)"
+        embedded = _embedded(ip)
+        for form, inner in embedded:
+            why = _kind(inner)
+            if why is not None:
+                return f"{form} of {inner}, {why}"
+        if embedded and ip not in _COMPATIBLE:
+            return None  # a public IPv4 address, reached through the translation or tunnel the form names
+    return _kind(ip)
+
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
+_COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated, never routed; :: and ::1 are not of this form
+
+
+def _embedded(ip: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.IPv4Address]]:
+    """The IPv4 addresses ``ip`` leads to by its form, each with the form's name (none for a plain address)."""
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.ipv4_mapped is not None:
+        return [("an IPv4-mapped address", ip.ipv4_mapped)]
+    if ip in _TRANSLATED:
+        return [("an IPv4-translated address", low)]
+    if ip.sixtofour is not None:
+        return [("a 6to4 address", ip.sixtofour)]
+    if ip.teredo is not None:
+        server, client = ip.teredo
+        return [("a Teredo address", client), ("a Teredo address (its server)", server)]
+    if ip in _NAT64:
+        return [("a NAT64 address", low)]
+    if ip in _COMPATIBLE and int(ip) > 1:
+        return [("an IPv4-compatible address", low)]
+    return []
+
+
+def _kind(ip: _IP) -> str | None:
     if ip.is_loopback:
         return "a loopback address"
     if ip.is_link_local:
