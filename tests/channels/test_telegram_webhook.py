@@ -149,3 +149,40 @@ async def test_a_webhook_port_in_use_is_one_clear_error_before_telegram_is_told(
     assert isinstance(refused, CannotListen)
     assert str(refused) == f"cannot serve the Telegram webhook on 127.0.0.1:{port}: Address already in use"
     assert served.fake.webhook is None and not served.fake.calls("setWebhook")
+
+
+def nested(depth: int, inside: str = "1") -> str:
+    return "[" * depth + inside + "]" * depth
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        nested(200_000),  # past Python's recursion limit: the parser itself gives up
+        nested(100_000, '{"a": ') + "}" * 100_000,
+        # Parsed, but no update is nested like this: the rest of the way would have to walk it.
+        json.dumps({**tg.text_update("deep"), "update_id": 11})[:-1] + ', "extra": ' + nested(900) + "}",
+        json.dumps({**tg.text_update("deep"), "update_id": 12})[:-1] + ', "extra": ' + nested(65) + "}",
+    ],
+    ids=["brackets-200000", "objects-100000", "inside-an-update-900", "inside-an-update-65"],
+)
+async def test_deeply_nested_json_with_the_secret_is_refused_400_and_the_next_update_is_stored(
+    serve: Serve, body: str
+) -> None:
+    port = free_port()
+    served = await serve(ScriptedModel(echo), webhook_url=URL, webhook_secret=SECRET, webhook_port=port)
+    await served.fake.await_for(lambda f: f.webhook is not None)
+    assert await post(port, body.encode(), SECRET) == 400  # not 500: Telegram would post it again and again
+    assert await served.app.bus.counts(INBOUND) == {}
+    assert await post(port, json.dumps({**tg.text_update("after the depths"), "update_id": 20}).encode(), SECRET) == 200
+    await served.fake.await_for(lambda f: f.sent_texts == ["You said: after the depths"])
+
+
+async def test_an_update_nested_as_deep_as_telegram_nests_them_is_stored(serve: Serve) -> None:
+    port = free_port()
+    served = await serve(ScriptedModel(echo), webhook_url=URL, webhook_secret=SECRET, webhook_port=port)
+    await served.fake.await_for(lambda f: f.webhook is not None)
+    update = {**tg.text_update("keyboard"), "update_id": 30}
+    update["message"]["extra"] = json.loads(nested(40))  # deeper than any update Telegram sends
+    assert await post(port, json.dumps(update).encode(), SECRET) == 200
+    await served.fake.await_for(lambda f: f.sent_texts == ["You said: keyboard"])

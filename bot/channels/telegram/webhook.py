@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # An update is a few kilobytes; files come by reference, not in the body.
 MAX_BODY_BYTES = 1024 * 1024
+# Telegram nests an update a dozen levels deep at most (a message, a reply in it, its keyboard's rows).
+# Deeper is no update, and the parser, python-telegram-bot and the bus would each recurse to its bottom.
+MAX_DEPTH = 64
 
 Receive = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -45,7 +48,8 @@ class WebhookServer:
 
     async def _post(self, request: Request) -> Response:
         """One update: 200 once it is stored; 403 without the secret, 413 or 400 for a body that is no
-        update; 500 (Telegram posts it again) when it could not be stored."""
+        update (not JSON, not an object with an ``update_id``, nested deeper than :data:`MAX_DEPTH`);
+        500 (Telegram posts it again) when it could not be stored."""
         given = request.headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self._secret):
             where = request.client.host if request.client else "an unknown address"
@@ -56,9 +60,9 @@ class WebhookServer:
             return Response(status_code=413)
         try:
             update = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past the parser's own limit
             return Response(status_code=400)
-        if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
+        if not isinstance(update, dict) or not isinstance(update.get("update_id"), int) or _deeper(update, MAX_DEPTH):
             return Response(status_code=400)
         try:
             await self._receive(update)
@@ -79,3 +83,17 @@ async def _body(request: Request) -> bytes | None:
         if len(body) > MAX_BODY_BYTES:
             return None
     return bytes(body)
+
+
+def _deeper(value: object, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests lists and objects more than ``limit`` deep; walked without recursion."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
