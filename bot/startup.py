@@ -50,14 +50,15 @@ async def open_database(path: Path, *, write: bool = True) -> Database:
 def open_vault(settings: VaultSettings) -> Vault:
     """Open the vault once its capture folder proved writable, or raise :class:`StartupError`
     (blocking: call it in a thread)."""
-    # Imported here: the vault brings numpy and pypdf, which the commands that only read the store never need.
-    from vault import MultilingualEmbedder, Vault
+    # Imported here: the vault brings numpy, which the commands that only read the store never need.
+    from vault import MultilingualEmbedder, ReadingLimits, Vault
 
     problem = _not_a_folder(settings.path)
     if problem is None:
         try:
             embedder = MultilingualEmbedder() if settings.search_by_meaning else None
-            notes = Vault(settings.path, max_staleness=settings.index_staleness, embedder=embedder)
+            reading = ReadingLimits(settings.page_seconds, settings.document_seconds, settings.document_memory_mb)
+            notes = Vault(settings.path, max_staleness=settings.index_staleness, embedder=embedder, reading=reading)
         except OSError as exc:
             problem = _os_reason(exc)
         else:

@@ -37,6 +37,7 @@ SAMPLES = {
     "VAULTBOT_REVIEW__PUBLIC_URL": "https://review.example.com",
     "VAULTBOT_REVIEW__TOKEN": "a-token-of-sixteen-or-more",
     "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false",
+    "VAULTBOT_VAULT__DOCUMENT_MEMORY_MB": "256",
     "VAULTBOT_MCP__SERVERS": '{"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}}',
     "VAULTBOT_EMAIL__IMAP_SECURITY": "starttls",
     "VAULTBOT_EMAIL__SMTP_SECURITY": "starttls",

@@ -1,6 +1,7 @@
 """A folder of Obsidian-compatible Markdown notes, kept safe from paths that try to leave it."""
 
 from vault.changes import Change
+from vault.document_reader import ReadingLimits
 from vault.documents import DocumentText, is_document, page_marker
 from vault.embedder import Embedder, MultilingualEmbedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, PathNotAllowed, VaultError
@@ -26,6 +27,7 @@ __all__ = [
     "MultilingualEmbedder",
     "NoteSummary",
     "PathNotAllowed",
+    "ReadingLimits",
     "Related",
     "SearchHit",
     "SyncReport",

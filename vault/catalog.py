@@ -4,7 +4,9 @@ The :class:`~vault.index.Index` is a cache of the Markdown files; this module de
 what to re-read. A scan stats every note (and every document whose text vaultbot reads: a PDF, a
 text, CSV or JSON file, indexed by its text under its file name), re-reads only those whose size or mtime changed,
 re-indexes only those whose content hash changed, and forgets notes deleted or renamed outside
-vaultbot. Searches and listings ask for a fresh catalog first (:meth:`Catalog.fresh`).
+vaultbot. Searches and listings ask for a fresh catalog first (:meth:`Catalog.fresh`). Documents are
+not read during the scan, which holds the catalog's lock: they go to a
+:class:`~vault.document_backlog.Backlog` that reads them in the background.
 
 vaultbot's own writes are not committed to the index one by one: a write puts its note in line and
 returns, and the line is committed in one transaction when it is :data:`BATCH` long, before any
@@ -28,7 +30,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from vault import frontmatter, meta
-from vault.documents import DocumentText, extract, is_document
+from vault.document_backlog import Backlog
+from vault.document_reader import DocumentReader
+from vault.documents import is_document
 from vault.index import Entry, Index
 from vault.notes import SyncReport
 from vault.paths import NOTE_SUFFIX, follow_links, is_inside
@@ -55,9 +59,10 @@ class Listener(Protocol):
 class Catalog:
     """The index of one vault root, and when to check it against the disk."""
 
-    def __init__(self, root: Path, index_path: Path, *, max_staleness: float) -> None:
+    def __init__(self, root: Path, index_path: Path, *, max_staleness: float, reader: DocumentReader) -> None:
         self.root = root
         self.index = Index(index_path)
+        self.documents = Backlog(root, reader, self.add)
         self.max_staleness = max_staleness
         self.listener: Listener | None = None
         self._sync_lock = threading.Lock()
@@ -67,7 +72,8 @@ class Catalog:
         self._missed = False
 
     def close(self) -> None:
-        """Commit what is in line for the index, and close it."""
+        """Stop reading documents, commit what is in line for the index, and close it."""
+        self.documents.close()
         self.flush()
         self.index.close()
 
@@ -104,11 +110,15 @@ class Catalog:
             known = self.index.known()
             changed: list[Entry] = []
             touched: list[tuple[str, int, int]] = []
+            documents: list[tuple[str, os.stat_result]] = []
             present: set[str] = set()
             for rel, stat in self._scan():
                 present.add(rel)
                 before = known.get(rel)
                 if before is not None and before[:2] == (stat.st_size, stat.st_mtime_ns):
+                    continue
+                if is_document(rel):
+                    documents.append((rel, stat))  # read in the background, never under this lock
                     continue
                 entry = self._entry(rel, stat)
                 if entry is None:
@@ -118,6 +128,7 @@ class Catalog:
                 else:
                     changed.append(entry)
             removed = [rel for rel in known if rel not in present]
+            self.documents.want(documents)
             try:
                 if changed or removed:
                     self.index.update(changed, removed, expected=known)
@@ -186,25 +197,7 @@ class Catalog:
             data = (self.root / rel).read_bytes()
         except OSError:
             return None
-        if is_document(rel):
-            return self.document_entry(rel, data, stat, extract(data, rel))
         return self.entry(rel, data, stat)
-
-    @staticmethod
-    def document_entry(rel: str, data: bytes, stat: os.stat_result, text: DocumentText) -> Entry:
-        """What the index keeps of the document ``data`` at ``rel``: its file name as the title, its text as
-        the body (found by search; nothing when it cannot be read)."""
-        return Entry(
-            path=rel,
-            size=stat.st_size,
-            mtime_ns=stat.st_mtime_ns,
-            sha256=hashlib.sha256(data).hexdigest(),
-            title=rel.rsplit("/", 1)[-1],
-            tags=[],
-            aliases=[],
-            updated=meta.iso(dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC)),
-            body=text.text,
-        )
 
     def record(self, rel: str, data: bytes, stat: os.stat_result) -> None:
         """Put a note vaultbot just wrote in line for the index, from the bytes it wrote."""

@@ -18,7 +18,9 @@ from typing import Any
 from vault import frontmatter, hybrid, meta
 from vault.catalog import Catalog
 from vault.changes import Change, digest, line_diff, splice, text_detail
-from vault.documents import DocumentText, extract, is_document
+from vault.document_backlog import read_entry
+from vault.document_reader import DocumentReader, ReadingLimits
+from vault.documents import INDEX_CHARS, DocumentText, is_document
 from vault.embedder import Embedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, VaultError
 from vault.files import exclusive_lock, keep_private, make_folders, staged, sync_folder, write_atomic
@@ -53,7 +55,14 @@ SAME_LANGUAGE_BONUS = 0.1
 class Vault(Reversible):
     """Reads and writes notes under ``root``, never outside it; takes recorded changes back (:mod:`vault.takeback`)."""
 
-    def __init__(self, root: str | Path, *, max_staleness: float = 1.0, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        max_staleness: float = 1.0,
+        embedder: Embedder | None = None,
+        reading: ReadingLimits | None = None,
+    ) -> None:
         """Open the vault at ``root`` (created if missing) and bring its search index up to date.
 
         ``max_staleness`` is how old (in seconds) the index may be when a search or listing
@@ -62,6 +71,9 @@ class Vault(Reversible):
 
         With an ``embedder``, search finds notes by meaning as well as by words, once a background
         thread has embedded them (``vault.recall``); without one, by words alone.
+
+        Documents (PDF, text, CSV, JSON) are read in a process of their own within ``reading``'s limits
+        of time and memory (:mod:`vault.document_reader`); those found on disk, in the background.
         """
         path = Path(root).expanduser()
         path.mkdir(parents=True, exist_ok=True)
@@ -78,7 +90,10 @@ class Vault(Reversible):
         keep_private(self.root / PRIVATE_DIR)
         self._staging.mkdir(exist_ok=True)
         self._staging_device = self._staging.stat().st_dev
-        self._catalog = Catalog(self.root, self.root / PRIVATE_DIR / "index.db", max_staleness=max_staleness)
+        self._reader = DocumentReader(reading)
+        self._catalog = Catalog(
+            self.root, self.root / PRIVATE_DIR / "index.db", max_staleness=max_staleness, reader=self._reader
+        )
         self._catalog.sync()
         self._recall: Recall | None = None
         if embedder is not None:
@@ -87,7 +102,9 @@ class Vault(Reversible):
             self._recall.start(self._catalog.index.known())
 
     def close(self) -> None:
-        """Stop embedding and close the search indexes."""
+        """Stop reading documents and embedding, and close the search indexes."""
+        self._catalog.documents.stop()
+        self._reader.close()  # a reading under way ends now, and the thread waiting on it with it
         if self._recall is not None:
             self._recall.close()
         self._catalog.close()
@@ -96,6 +113,10 @@ class Vault(Reversible):
         """Wait until search answers by meaning and (``all_notes``) every note is embedded; False on timeout or
         without a model."""
         return self._recall is not None and self._recall.wait(timeout, all_notes=all_notes)
+
+    def wait_for_documents(self, timeout: float) -> bool:
+        """Wait until the documents found on disk so far are read and in line for the search index; False on timeout."""
+        return self._catalog.documents.wait(timeout)
 
     def sync(self) -> SyncReport:
         """Check the disk now and bring the search index in line with it."""
@@ -442,6 +463,8 @@ class Vault(Reversible):
             rel, text = self.read_document(query)
             name = rel.rsplit("/", 1)[-1]
             content = text.text if text.problem is None else f"(The text of {name} cannot be read: {text.problem}.)"
+            if text.problem is None and text.limits is not None:
+                content += f"\n\n[Left out of {name}: {text.limits}.]"
             return Note(rel, name, content, {})
         bare = query[: -len(NOTE_SUFFIX)] if query.lower().endswith(NOTE_SUFFIX) else query
         candidate = self.resolve(bare + NOTE_SUFFIX)
@@ -455,18 +478,24 @@ class Vault(Reversible):
 
     def read_document(self, path: str) -> tuple[str, DocumentText]:
         """The vault-relative path and the text of the document at ``path`` (bounded, see
-        :mod:`vault.documents`); it is put in line for the search index too, so a search finds it at once."""
+        :mod:`vault.documents`), read in the sandbox (blocking: call it from a worker thread); it is put in
+        line for the search index too, so a search finds it at once."""
         found = self.resolve(path)
         self._refuse_link_out(found)
-        data = found.read_bytes()
-        stat = found.stat()
         rel = self._rel(found)
-        text = extract(data, found.name)
         if is_document(rel):
-            self._catalog.add(self._catalog.document_entry(rel, data, stat, text))
-        else:  # a Markdown file is a note, indexed as notes are
-            self._catalog.record(rel, data, stat)
-        return rel, text
+            entry, text = read_entry(found, rel, self._reader)
+            self._catalog.add(entry)
+            return rel, text
+        # A Markdown file is a note, indexed as notes are.
+        data = found.read_bytes()
+        self._catalog.record(rel, data, found.stat())
+        return rel, self._reader.read(data, found.name)
+
+    def document_text(self, data: bytes, name: str, *, max_chars: int = INDEX_CHARS) -> DocumentText:
+        """The text of a document that is not (yet) in the vault, such as a PDF a link leads to, read in
+        the sandbox as the vault's own are (blocking: call it from a worker thread)."""
+        return self._reader.read(data, name, max_chars=max_chars)
 
     def _match_title(self, bare: str) -> Path | None:
         self._catalog.fresh()

@@ -29,7 +29,7 @@ EXCERPT_CHARS = 1500
 
 @dataclass(frozen=True)
 class Clipping:
-    """A clipped page in the vault."""
+    """A clipped page in the vault; ``left_out`` says what of a PDF the limits of reading left out."""
 
     path: str
     title: str
@@ -38,6 +38,7 @@ class Clipping:
     source: str
     # What filing it changed in the vault; None for a page clipped before (nothing changed now).
     change: Change | None = None
+    left_out: str | None = None
 
 
 class Clipper:
@@ -95,8 +96,10 @@ class Clipper:
 
 
 def file_page(notes: Vault, fetched: Fetched, source: str, folder: str) -> Clipping:
-    """Parse, extract, convert and file a fetched page (blocking: run it in a thread)."""
-    page = page_of(fetched)
+    """Parse, extract, convert and file a fetched page (blocking: run it in a thread). A PDF is read as
+    the vault reads documents: in a process of its own, within its limits of time and memory."""
+    pdf = notes.document_text(fetched.data, "page.pdf") if fetched.media_type == "application/pdf" else None
+    page = page_of(fetched, pdf)
     written = notes.write(
         folder,
         page.title,
@@ -106,7 +109,8 @@ def file_page(notes: Vault, fetched: Fetched, source: str, folder: str) -> Clipp
         front_matter=_web_clipper_fields(page),
     )
     words = len(page.markdown.split())
-    return Clipping(written.path, page.title, excerpt(page.markdown), words, source, written.change)
+    left_out = pdf.limits if pdf is not None else None
+    return Clipping(written.path, page.title, excerpt(page.markdown), words, source, written.change, left_out)
 
 
 def _web_clipper_fields(page: Page) -> dict[str, object]:

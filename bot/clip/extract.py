@@ -26,7 +26,6 @@ from bot.clip.errors import ClipError
 from bot.clip.fetch import Fetched
 from bot.clip.title import reader_title
 from vault import DocumentText
-from vault.documents import extract as document_text
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
 _HEADING_MARKS = "¶#§ \t\n"
@@ -73,10 +72,11 @@ class Page:
     markdown: str
 
 
-def page_of(fetched: Fetched) -> Page:
-    """The clipping of ``fetched``, or :class:`ClipError` when there is nothing to clip."""
+def page_of(fetched: Fetched, pdf_text: DocumentText | None = None) -> Page:
+    """The clipping of ``fetched``, or :class:`ClipError` when there is nothing to clip. A PDF's text is
+    read by the vault, in its sandbox (``Vault.document_text``), and given as ``pdf_text``."""
     if fetched.media_type == "application/pdf":
-        return _pdf(fetched)
+        return _pdf(fetched, pdf_text)
     text = decode(fetched.data, fetched.charset)
     if fetched.media_type == "text/plain":
         if not text.strip():
@@ -228,11 +228,13 @@ def _text(value: object) -> str | None:
     return " ".join(value.split()) or None if isinstance(value, str) else None
 
 
-def _pdf(fetched: Fetched) -> Page:
-    read: DocumentText = document_text(fetched.data, "page.pdf")
+def _pdf(fetched: Fetched, read: DocumentText | None) -> Page:
+    if read is None:
+        raise ValueError("a PDF's text is read by the vault: pass it as pdf_text")
     if read.problem is not None:
         raise ClipError(f"The PDF cannot be clipped: {read.problem}.", "no_content")
-    return Page(_url_words(fetched.url), [], None, "", read.text)
+    markdown = read.text if read.limits is None else f"{read.text}\n\n[Left out: {read.limits}.]"
+    return Page(_url_words(fetched.url), [], None, "", markdown)
 
 
 def _first(values: list[object]) -> str | None:

@@ -1,12 +1,13 @@
 """Documents that come with messages become text the model reads.
 
 The channel has already stored the file in the vault, so nothing here can lose it. Before the model
-sees the message, :meth:`Documents.prepare` extracts the document's text in a worker thread (the
-vault does the reading and puts the text in its search index, so ``vault_search`` finds the document
-and ``vault_read`` of its path returns the text) and adds it to the message: page markers kept, at
-most ``max_chars`` characters, and a line saying what was left out. A document whose text cannot be
-read (encrypted, a scan, damaged) is said to be so, to the model and, once, to the user. No note is
-written: that is the model's to decide.
+sees the message, :meth:`Documents.prepare` has the vault read the document's text (in a process of
+its own, within limits of time and memory, from a worker thread; the vault puts the text in its search
+index, so ``vault_search`` finds the document and ``vault_read`` of its path returns the text) and adds
+it to the message: page markers kept, at most ``max_chars`` characters, and a line saying what was
+left out. A document whose text cannot be read (encrypted, a scan, damaged) is said to be so, to the
+model and, once, to the user; so is one the limits let be read only in part, and what they left out.
+No note is written: that is the model's to decide.
 """
 
 from __future__ import annotations
@@ -62,17 +63,21 @@ class Documents:
                 "status": read.status if read else "unreadable",
                 "pages": read.pages if read else 0,
                 "chars": len(read.text) if read else 0,
+                "left_out": read.limits if read else None,
             },
             is_error=problem is not None,
             duration_ms=elapsed,
         )
+        name = path.rsplit("/", 1)[-1]
         if read is None or problem is not None:
-            name = path.rsplit("/", 1)[-1]
             await queue_notice(
                 self._bus, context, f"I could not read {name}: {problem}. It is kept at {path}.", key="document"
             )
             words = f"(vaultbot could not read the text of the document {path}: {problem}. The file is kept.)"
         else:
+            if read.limits is not None:
+                told = f"I could read only part of {name}: {read.limits}. It is kept at {path}."
+                await queue_notice(self._bus, context, told, key="document")
             words = self.as_read(path, read)
         return f"{text}\n{words}" if text else words
 
@@ -100,14 +105,19 @@ def _bounded(read: DocumentText, limit: int) -> tuple[str, int]:
 
 
 def _left_out(path: str, read: DocumentText, shown: str, shown_pages: int) -> str:
-    if len(shown) >= len(read.text.rstrip()) and not read.truncated:
-        return ""
-    where = "the rest of the file"
-    if read.pages > 1:
-        where = f"the rest of page {shown_pages}"
-        if shown_pages < read.pages:
-            where += f" and pages {shown_pages + 1}–{read.pages} (of {read.pages})"
-    return (
-        f"[Left out here: {where}, after the first {len(shown):,} characters. "
-        f'vault_read "{path}" gives more of the text; vault_search finds words in it.]'
-    )
+    parts = []
+    if len(shown) < len(read.text.rstrip()) or read.truncated:
+        where = "the rest of the file"
+        if read.pages > 1:
+            # Past the pages read before a limit stopped the reading, there is nothing more to read.
+            end = read.pages_read if read.stopped is not None else read.pages
+            where = f"the rest of page {shown_pages}"
+            if shown_pages < end:
+                where += f" and pages {shown_pages + 1}–{end} (of {read.pages})"
+        parts.append(
+            f"{where}, after the first {len(shown):,} characters. "
+            f'vault_read "{path}" gives more of the text; vault_search finds words in it'
+        )
+    if read.limits is not None:
+        parts.append(f"not read at all, within vaultbot's limits of time and memory: {read.limits}")
+    return f"[Left out here: {'. And '.join(parts)}.]" if parts else ""

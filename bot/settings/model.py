@@ -85,6 +85,16 @@ class VaultSettings(BaseModel):
     search_by_meaning: bool = Field(
         True, description="Search by meaning too: a local model embeds the notes in the background (~150 MB)."
     )
+    # Reading a document (a PDF, a text, CSV or JSON file) happens in a process of its own, within these.
+    document_seconds: float = Field(
+        15.0, gt=0, le=3600, description="Processor seconds reading one document may take; the rest is left out."
+    )
+    page_seconds: float = Field(
+        2.0, gt=0, le=3600, description="Processor seconds one page of a PDF may take; a slower page is skipped."
+    )
+    document_memory_mb: int = Field(
+        512, ge=128, le=65536, description="Megabytes of memory reading one document may use."
+    )
 
 
 class MemorySettings(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 import vault
@@ -43,7 +45,7 @@ class ClipLink:
             raise ToolError(str(exc), error_type="vault_error") from exc
         if clipping.change is not None:
             context.changes.add(clipping.change)
-        result = {
+        result: dict[str, Any] = {
             "success": True,
             "path": clipping.path,
             "title": clipping.title,
@@ -51,4 +53,6 @@ class ClipLink:
             "words": clipping.words,
             "source": clipping.source,
         }
+        if clipping.left_out is not None:
+            result["left_out"] = f"Only part of the PDF could be read and clipped: {clipping.left_out}."
         return ContentResult(result, untrusted="web page")

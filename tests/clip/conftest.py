@@ -26,11 +26,14 @@ def web() -> Iterator[FakeWeb]:
 
 @pytest.fixture
 async def clip_app(tmp_path: Path, fake_anthropic: FakeAnthropic) -> AsyncIterator[ClipApp]:
-    """``clip_app(claude=True, resolver=…, **clip)``: an app on the fake API (capture mode with
-    ``claude=False``) whose clip settings allow private addresses unless ``clip`` says otherwise."""
+    """``clip_app(claude=True, resolver=…, vault=…, **clip)``: an app on the fake API (capture mode with
+    ``claude=False``) whose clip settings allow private addresses unless ``clip`` says otherwise; ``vault``
+    adds to the vault's settings."""
     opened: list[App] = []
 
-    async def open_app(*, claude: bool = True, resolver: Resolver = resolve, **clip: Any) -> App:
+    async def open_app(
+        *, claude: bool = True, resolver: Resolver = resolve, vault: dict[str, Any] | None = None, **clip: Any
+    ) -> App:
         model: dict[str, Any] = {}
         if claude:
             model = {
@@ -38,7 +41,7 @@ async def clip_app(tmp_path: Path, fake_anthropic: FakeAnthropic) -> AsyncIterat
                 "anthropic_base_url": fake_anthropic.base_url,
                 "model": {"name": "claude-test", "sdk_max_retries": 0},
             }
-        settings = make_settings(tmp_path, clip={"allow_private": True, **clip}, **model)
+        settings = make_settings(tmp_path, clip={"allow_private": True, **clip}, vault=vault or {}, **model)
         app = await App.open(settings, resolver=resolver)
         opened.append(app)
         return app

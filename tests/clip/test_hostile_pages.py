@@ -1,7 +1,8 @@
 """A page is counted after every layer of its content coding: a stacked gzip bomb costs a real
 `vaultbot chat` no memory to speak of (its peak read from /proc), the event loop keeps its turn while a
 bomb is undone, codings vaultbot did not ask for are refused rather than filed as the page, and the
-codings it asks for come out whole. Pages come over HTTP from the fake site on 127.0.0.1."""
+codings it asks for come out whole. A PDF link is read as documents are, within limits of time and
+memory, and clipped in part when it meets them. Pages come over HTTP from the fake site on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ import pytest
 
 from bot.clip import ClipError
 from bot.clip.fetch import Fetcher
+from tests.clip.conftest import ClipApp
+from tests.clip.test_clip_link import clip
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.pdfs import slow_pdf
 from tests.fakes.web_server import FakeWeb, html, wait_until
 from tests.helpers import subprocess_env
 
@@ -189,3 +194,20 @@ async def test_every_layer_counts_against_the_limit_and_a_damaged_coding_is_said
         assert damaged.error_type == "fetch_failed" and "arrived damaged: its gzip coding" in str(damaged)
     web.routes["/plain"] = html(PAGE)
     assert await fetch(web, "/plain") == PAGE.encode()
+
+
+async def test_a_slow_pdf_link_is_clipped_in_part_and_the_model_told_what_was_left_out(
+    clip_app: ClipApp, fake_anthropic: FakeAnthropic, web: FakeWeb
+) -> None:
+    app = await clip_app(vault={"page_seconds": 0.5, "document_seconds": 2.0})
+    report = ["Quarterly report\nThe marmalade line doubled.", "Outlook\nWe expect more marmalade."]
+    web.routes["/slow.pdf"] = (200, {"Content-Type": "application/pdf"}, slow_pdf(report, 58))  # 13 KB, 2 minutes
+    result = await clip(app, fake_anthropic, web.url("/slow.pdf"))
+    assert result["success"] and result["path"] == "Clippings/127.0.0.1 slow.md"
+    assert result["excerpt"].startswith("--- Page 1 ---\nQuarterly report\nThe marmalade line doubled.")
+    left_out = result["left_out"]
+    assert left_out.startswith("Only part of the PDF could be read and clipped: pages 3–")
+    assert "(of 60) were not read: reading the document took more than the 2 s of processor time" in left_out
+    note = (app.notes.root / result["path"]).read_text(encoding="utf-8")
+    assert "--- Page 2 ---\nOutlook\nWe expect more marmalade." in note
+    assert "\n\n[Left out: pages 3–" in note and "vaultbot allows one.]" in note

@@ -1,12 +1,14 @@
 """PDFs made in the test: pages of real text (a Helvetica content stream that pypdf reads back),
-pages with no text layer (a scan), an encrypted file, and broken bytes."""
+pages with no text layer (a scan), an encrypted file, broken bytes, pages that cost seconds each and a
+page that costs a hundred megabytes."""
 
 from __future__ import annotations
 
 import io
+import zlib
 
-from pypdf import PdfWriter
-from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject, StreamObject
 
 CORRUPT = b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >>\nthis is not a pdf any more"
 
@@ -47,6 +49,53 @@ def scanned_pdf(pages: int = 2) -> bytes:
     writer = PdfWriter()
     for _ in range(pages):
         writer.add_blank_page(width=595, height=842)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def slow_pdf(pages: list[str], slow: int, *, operators: int = 200_000) -> bytes:
+    """A PDF whose page N shows ``pages[N]``, followed by ``slow`` pages that each cost pypdf seconds
+    of CPU to read (about 2 s here for 200,000 ``operators``) and show one word. The slow pages share
+    one compressed content stream, so 60 of them are 13 KB: what a hostile sender can mail in."""
+    writer = PdfWriter()
+    reader_of_text = PdfReader(io.BytesIO(text_pdf(pages))) if pages else None
+    if reader_of_text is not None:
+        for page in reader_of_text.pages:
+            writer.add_page(page)
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+        }
+    )
+    font_ref = writer._add_object(font)
+    stream = DecodedStreamObject()
+    stream.set_data(b"BT /F1 12 Tf 50 800 Td (slow) Tj " + b"0 0 Td " * operators + b"ET")
+    content = writer._add_object(stream.flate_encode(level=9))
+    for _ in range(slow):
+        page = writer.add_blank_page(width=595, height=842)
+        page[NameObject("/Contents")] = content
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font_ref})}
+        )
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def inflating_pdf(size: int = 70_000_000) -> bytes:
+    """Three pages; the middle one's content stream is ~100 KB compressed and ``size`` bytes inflated (just
+    under pypdf's own 75 MB cap): reading that page needs more than a hundred megabytes of memory."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf(["Page one is fine.", "", "Page three is fine."]))))
+    squeeze = zlib.compressobj(9)
+    operators = b"0 0 Td " * 150_000
+    bomb = b"".join(squeeze.compress(operators) for _ in range(size // len(operators))) + squeeze.flush()
+    stream = StreamObject()
+    stream.set_data(bomb)
+    stream[NameObject("/Filter")] = NameObject("/FlateDecode")
+    writer.pages[1][NameObject("/Contents")] = writer._add_object(stream)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
