@@ -81,6 +81,16 @@ def serve(control: socket.socket) -> None:
     _warm_up()
     # The collector would walk (and so copy, page by page) every object each child inherits: not these.
     gc.freeze()
+    try:
+        _fork_per_connection(control)
+    finally:
+        # The reader is gone (closed, or its process ended): so are the readings under way, now, rather
+        # than at their next page. Only when this process leads its own group (the reader starts it so).
+        if os.getpgid(0) == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+
+
+def _fork_per_connection(control: socket.socket) -> None:
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(control, 1, 1)

@@ -205,6 +205,7 @@ class DocumentReader:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a group of its own, which it ends, children and all, when this end closes
             )
         except BaseException:
             ours.close()
@@ -215,7 +216,7 @@ class DocumentReader:
 
     def _stop(self) -> None:
         if self._control is not None:
-            self._control.close()  # the fork server ends when this end closes
+            self._control.close()  # the fork server ends when this end closes, and its children with it
             self._control = None
         if self._process is not None:
             try:

@@ -5,6 +5,7 @@ file too big to read is not read, and closing the vault ends a reading under way
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.pdfs import inflating_pdf, slow_pdf
+from tests.fakes.web_server import wait_until
 from vault import ReadingLimits, Vault
 
 REPORT = ["Quarterly report\nThe marmalade line doubled.", "Outlook\nWe expect more marmalade."]
@@ -92,13 +94,42 @@ def test_a_file_larger_than_a_quarter_of_the_memory_limit_is_not_read_and_is_sai
         assert [hit.path for hit in notes.search("huge")] == ["huge.txt"]  # found by its name, as before
 
 
-def test_closing_the_vault_ends_a_reading_under_way_at_once(tmp_path: Path) -> None:
+def processes() -> list[tuple[int, int, int, str, bytes]]:
+    """(pid, parent pid, session id, state, command line) of every process this machine shows."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat.rsplit(")", 1)[1].split()
+        found.append((int(entry.name), int(fields[1]), int(fields[3]), fields[0], cmdline))
+    return found
+
+
+def reading_sessions() -> set[int]:
+    """The sessions of the document readers this test process started (the fork server leads each)."""
+    return {pid for pid, ppid, _, _, cmd in processes() if ppid == os.getpid() and b"document_process.py" in cmd}
+
+
+def alive_in(sessions: set[int]) -> set[int]:
+    return {pid for pid, _, session, state, _ in processes() if session in sessions and state != "Z"}
+
+
+def test_closing_the_vault_ends_a_reading_under_way_at_once_and_leaves_no_process(tmp_path: Path) -> None:
     notes = Vault(tmp_path / "vault", reading=ReadingLimits(page_seconds=30, document_seconds=120))
     try:
-        (notes.root / "slow.pdf").write_bytes(slow_pdf([], 30))  # a minute of reading
+        (notes.root / "slow.pdf").write_bytes(slow_pdf([], 3, operators=2_000_000))  # 20 s of CPU a page
         notes.sync()
         assert not notes.wait_for_documents(1.0)  # under way in the background
+        sessions = reading_sessions()
+        assert len(alive_in(sessions)) == 2  # the fork server and the child reading slow.pdf
     finally:
         started = time.monotonic()
         notes.close()
     assert time.monotonic() - started < 10
+    # Killed, not left to finish its page (the kernel may take a moment to show it).
+    wait_until(lambda: not alive_in(sessions), timeout=5)
