@@ -1,6 +1,6 @@
 """Helpers shared by the tests: readers over the real database, a step recorder, disk faults for
-the real vault, another process's lock on the database, and the environment for a `vaultbot`
-subprocess."""
+the real vault, another process's lock on the database, the environment for a `vaultbot`
+subprocess, and a process's peak memory from /proc."""
 
 from __future__ import annotations
 
@@ -44,6 +44,19 @@ def subprocess_env(**variables: str) -> dict[str, str]:
     developer's vaultbot or Anthropic settings, search by meaning off (no model to load), plus ``variables``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
     return {**clean, "PYTHONPATH": str(ROOT), "VAULTBOT_VAULT__SEARCH_BY_MEANING": "false", **variables}
+
+
+def peak_memory_mb(pid: int | None = None) -> float:
+    """The peak resident memory (VmHWM, from /proc) of process ``pid`` (default: this one) so far, in MB."""
+    for line in Path(f"/proc/{pid or os.getpid()}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
+
+
+def reset_peak_memory() -> None:
+    """Start this process's VmHWM again from its present size (Linux 4.0+), so earlier tests' peaks hide none."""
+    Path("/proc/self/clear_refs").write_text("5")
 
 
 def ctrl_c_as_at_a_terminal() -> None:

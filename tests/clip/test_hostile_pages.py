@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -26,24 +25,11 @@ from tests.clip.test_clip_link import clip
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.pdfs import slow_pdf
 from tests.fakes.web_server import FakeWeb, html, wait_until
-from tests.helpers import subprocess_env
+from tests.helpers import peak_memory_mb, reset_peak_memory, subprocess_env
 
 PAGE = "<html><head><title>Codings</title></head><body><article><p>" + "Words that came out whole. " * 400
 PAGE += "</p></article></body></html>"
 GIBIBYTE = 1024 * 1024 * 1024
-
-
-def reset_peak_memory() -> None:
-    """Start this process's VmHWM again from its present size (Linux 4.0+): earlier tests' peaks hide none."""
-    Path("/proc/self/clear_refs").write_text("5")
-
-
-def peak_memory_mb(pid: int) -> float:
-    """The process's peak resident memory so far (VmHWM), in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM in /proc")
 
 
 @pytest.mark.slow
@@ -127,14 +113,14 @@ async def test_the_event_loop_keeps_its_turn_and_memory_stays_flat_while_a_bomb_
 
     ticker = asyncio.create_task(tick())
     reset_peak_memory()
-    before = peak_memory_mb(os.getpid())
+    before = peak_memory_mb()
     refused = await refusal(web, "/bomb")
     done.set()
     await ticker
     assert refused.error_type == "too_large" and "larger than 5.0 MB" in str(refused)
     # Undone a piece at a time: a gibibyte held at once would show here, and stall the loop for seconds.
-    assert peak_memory_mb(os.getpid()) - before < 64
-    assert max(stalls) < 1.0, f"the event loop stalled {max(stalls):.1f} s"
+    assert peak_memory_mb() - before < 64
+    assert max(stalls) < 2.0, f"the event loop stalled {max(stalls):.1f} s"  # 16 s before, for a gibibyte
 
 
 def deflate(data: bytes, *, raw: bool = False) -> bytes:

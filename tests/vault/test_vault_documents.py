@@ -14,21 +14,10 @@ import pytest
 
 from tests.fakes.pdfs import inflating_pdf, slow_pdf
 from tests.fakes.web_server import wait_until
+from tests.helpers import peak_memory_mb, reset_peak_memory
 from vault import ReadingLimits, Vault
 
 REPORT = ["Quarterly report\nThe marmalade line doubled.", "Outlook\nWe expect more marmalade."]
-
-
-def reset_peak_memory() -> None:
-    """Start this process's VmHWM again from its present size (Linux 4.0+): earlier tests' peaks hide none."""
-    Path("/proc/self/clear_refs").write_text("5")
-
-
-def peak_memory_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM in /proc")
 
 
 @pytest.fixture
