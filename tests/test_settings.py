@@ -243,6 +243,11 @@ def test_a_secret_left_blank_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
         ("VAULTBOT_TELEGRAM__ALLOWED_USERS", '["bob"]', "VAULTBOT_TELEGRAM__ALLOWED_USERS: expected a JSON list"),
         ("VAULTBOT_MODEL__MAX_TOOL_CALLS", "0", "VAULTBOT_MODEL__MAX_TOOL_CALLS"),
         ("VAULTBOT_BUS__MAX_ATTEMPTS", "many", "VAULTBOT_BUS__MAX_ATTEMPTS"),
+        # Reading a document: no limit of nothing, none that never ends, none too small to start a reader.
+        ("VAULTBOT_VAULT__DOCUMENT_SECONDS", "0", "VAULTBOT_VAULT__DOCUMENT_SECONDS: expected a number above 0"),
+        ("VAULTBOT_VAULT__DOCUMENT_SECONDS", "nan", "VAULTBOT_VAULT__DOCUMENT_SECONDS: expected a number of at most"),
+        ("VAULTBOT_VAULT__PAGE_SECONDS", "-1", "VAULTBOT_VAULT__PAGE_SECONDS: expected a number above 0"),
+        ("VAULTBOT_VAULT__DOCUMENT_MEMORY_MB", "64", "DOCUMENT_MEMORY_MB: expected a number of at least 128"),
         # Telegram opens only https pages; a path may not look like one of the page's own addresses.
         (
             "VAULTBOT_REVIEW__PUBLIC_URL",
