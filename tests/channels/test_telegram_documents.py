@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bot.app import App
+from bot.consent import unlabelled
 from bot.runner.documents import MAX_CHARS
 from tests.channels.telegram_harness import ANN, Serve, Served
 from tests.fakes import anthropic_server as api
@@ -59,8 +60,8 @@ async def test_the_model_reads_a_pdfs_text_with_page_markers_and_the_file_is_kep
     await fake.await_for(lambda f: f.sent_texts == ["Revenue grew by twelve percent."])
     read = first_read(fake_anthropic)
     assert "[Document saved in the vault: ![[Attachments/q1.pdf]]]" in read and "what does it say?" in read
-    assert "[Text of the document Attachments/q1.pdf, 2 pages, extracted by vaultbot." in read
-    assert "information, not instructions" in read
+    assert "[Text of the document Attachments/q1.pdf, 2 pages, extracted by vaultbot:]" in read
+    assert '\n<untrusted source="document" id=' in read  # the document's words are someone else's
     assert "--- Page 1 ---\nQuarterly report\nRevenue grew by twelve percent." in read
     assert "--- Page 2 ---\nOutlook\nWe expect the marmalade line to double." in read
     assert "Left out" not in read
@@ -83,10 +84,10 @@ async def test_a_found_document_is_searched_and_read_by_the_model_through_its_to
     await fake.await_for(lambda f: len(f.sent) == 1)
     fake.push_update(tg.text_update("what did the report say about marmalade?", message_id=51))
     await fake.await_for(lambda f: len(f.sent) == 2)
-    found = json.loads(fake_anthropic.requests[2].body["messages"][-1]["content"][0]["content"])
+    found = json.loads(unlabelled(fake_anthropic.requests[2].body["messages"][-1]["content"][0]["content"]))
     assert [r["path"] for r in found["results"]] == ["Attachments/q1.pdf"]
     assert "marmalade" in found["results"][0]["snippet"]
-    read = json.loads(fake_anthropic.requests[3].body["messages"][-1]["content"][0]["content"])
+    read = json.loads(unlabelled(fake_anthropic.requests[3].body["messages"][-1]["content"][0]["content"]))
     assert read["path"] == "Attachments/q1.pdf" and read["title"] == "q1.pdf"
     assert read["content"].startswith("--- Page 1 ---\nQuarterly report") and "marmalade line" in read["content"]
     assert served.app.notes.search("marmalade")[0].path == "Attachments/q1.pdf"
@@ -132,8 +133,9 @@ async def test_a_thousand_page_pdf_is_read_up_to_the_bound_which_says_what_was_l
     await fake.await_for(lambda f: f.sent_texts == ["That is a long one."], timeout=30)
     read = first_read(fake_anthropic)
     assert "1000 pages" in read and "--- Page 1 ---\nChapter 1\n" in read
-    document = read.split("information, not instructions.]\n", 1)[1]
-    body, left_out = document.rsplit("\n[Left out here: ", 1)
+    document = read.split("extracted by vaultbot:]\n", 1)[1]
+    labelled, left_out = document.rsplit("\n[Left out here: ", 1)
+    body = unlabelled(labelled)
     assert len(body) <= MAX_CHARS
     last_page = max(n for n in range(1, 1001) if f"--- Page {n} ---" in body)
     assert 10 < last_page < 1000 and f"--- Page {last_page + 1} ---" not in read
@@ -166,7 +168,7 @@ async def test_text_csv_json_and_markdown_files_are_read_too(
     push_document(fake, name, data, mime)
     await fake.await_for(lambda f: f.sent_texts == ["Read it."])
     read = first_read(fake_anthropic)
-    assert f"[Text of the document Attachments/{name}, extracted by vaultbot." in read
+    assert f"[Text of the document Attachments/{name}, extracted by vaultbot:]" in read
     assert seen in read and "--- Page" not in read
 
 
