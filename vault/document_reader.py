@@ -145,14 +145,15 @@ class DocumentReader:
                 if frame is None:
                     break
                 pages.take(json.loads(frame))
-        found = pages.result()
+        elapsed = time.perf_counter() - started
+        found = pages.result(elapsed)
         log.info(
             "document %s: %s, %d of %d pages, %.0fms (%.0fms of processor time in its process)%s",
             name,
             found.status,
             found.pages_read,
             found.pages,
-            (time.perf_counter() - started) * 1000,
+            elapsed * 1000,
             pages.cpu * 1000,
             f"; left out: {found.limits}" if found.limits else "",
         )
@@ -276,14 +277,18 @@ class _Pages:
         self._cut = self._cut or bool(frame.get("cut"))
         self.full = self._size >= self._max_chars
 
-    def result(self) -> DocumentText:
-        """What was read, once the child has said everything (or hung up, or was ended by a backstop)."""
+    def result(self, elapsed: float) -> DocumentText:
+        """What was read, once the child has said everything (or hung up, or was ended by a backstop)
+        ``elapsed`` seconds after it was asked."""
         if self._status is not None:
             return DocumentText(self._status, pages=self._total)
         stopped = self._stopped
         if stopped is None and not self._ended and not self.full:
             stopped = (
-                "reading the document went past the limits of time and memory vaultbot allows one "
+                f"reading the document took more than the {self._limits.wall_seconds:g} s by the clock vaultbot "
+                "allows one (the machine was busy)"
+                if elapsed >= self._limits.wall_seconds - 1
+                else "reading the document went past the limits of time and memory vaultbot allows one "
                 f"({self._limits.document_seconds:g} s of processor time, {self._limits.memory_mb} MB)"
             )
         skipped = tuple(self._skipped)

@@ -193,7 +193,7 @@ async def test_a_slow_pdf_link_is_clipped_in_part_and_the_model_told_what_was_le
     assert result["excerpt"].startswith("--- Page 1 ---\nQuarterly report\nThe marmalade line doubled.")
     left_out = result["left_out"]
     assert left_out.startswith("Only part of the PDF could be read and clipped: pages 3–")
-    assert "(of 60) were not read: reading the document took more than the 2 s of processor time" in left_out
+    assert "(of 60) were not read: reading the document took more than the " in left_out  # its CPU, or the clock
     note = (app.notes.root / result["path"]).read_text(encoding="utf-8")
     assert "--- Page 2 ---\nOutlook\nWe expect more marmalade." in note
     assert "\n\n[Left out: pages 3–" in note and "vaultbot allows one.]" in note

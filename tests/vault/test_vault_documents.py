@@ -45,9 +45,8 @@ def test_a_slow_pdf_dropped_into_the_vault_holds_no_search_back_and_is_found_by_
     assert note.content.startswith("--- Page 1 ---\nQuarterly report\nThe marmalade line doubled.\n\n--- Page 2 ---")
     skipped = "--- Page 3 ---\n[Not read: it took more than the 0.5 s of processor time vaultbot allows a page.]"
     assert skipped in note.content
-    assert note.content.endswith(
-        "(of 60) were not read: reading the document took more than the 2 s of processor time vaultbot allows one.]"
-    )
+    # Stopped by its 2 s of CPU, or on a machine too busy to give it those, by the clock (13 s).
+    assert "(of 60) were not read: reading the document took more than the " in note.content
     assert "\n\n[Left out of slow.pdf: pages 3–" in note.content
 
 
