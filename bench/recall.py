@@ -1,9 +1,12 @@
 """Search by meaning: recall@5 on a labelled set, and speed and memory at 10,000 and 100,000 notes.
 
-    .venv/bin/python bench/recall.py recall [--filler 2000] [--tune]
-    .venv/bin/python bench/recall.py scale --notes 10000 [--sample 1000] [--queries 200] [--keep DIR]
-    .venv/bin/python bench/recall.py measure DIR/vault [--queries 200]
-    .venv/bin/python bench/recall.py everyday [--related 60]
+    .venv/bin/python bench/recall.py [--models both|multilingual] recall [--filler 2000] [--tune]
+    .venv/bin/python bench/recall.py [--models ...] scale --notes 10000 [--sample 1000] [--queries 200] [--keep DIR]
+    .venv/bin/python bench/recall.py [--models ...] measure DIR/vault [--queries 200]
+    .venv/bin/python bench/recall.py [--models ...] everyday [--related 60]
+
+``--models both`` (the default) is what vaultbot runs: English notes embedded by all-MiniLM-L6-v2, the rest
+by the multilingual USE; ``--models multilingual`` is USE alone, as before the English model came.
 
 ``everyday`` is the measure on real notes: the 1,000 GNOME Help pages in four languages of bench/everyday
 (SOURCE.md: where they come from, their licence, how the 44 questions were written) beside the 60 notes of
@@ -35,6 +38,7 @@ import hashlib
 import itertools
 import json
 import lzma
+import os
 import random
 import re
 import sqlite3
@@ -50,16 +54,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from vault import Vault, hybrid  # noqa: E402
-from vault.embedder import MultilingualEmbedder  # noqa: E402
+from vault.embedder import Embedder, EnglishEmbedder, MultilingualEmbedder  # noqa: E402
 from vault.index import match_expression  # noqa: E402
-from vault.recall import chunk  # noqa: E402
-from vault.vectors import VectorStore, quantise  # noqa: E402
+from vault.languages import language_of  # noqa: E402
+from vault.recall import ENGLISH_VECTORS, Probe, chunk  # noqa: E402
+from vault.vectors import PASSED, VectorStore, quantise  # noqa: E402
 
 LABELLED = Path(__file__).with_name("recall_queries.json")
 EVERYDAY = Path(__file__).with_name("everyday")
 K = 5
 RRF_K = 60
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Which models the vaults of this run embed with (--models).
+MODELS = "both"
+
+
+def models() -> dict[str, Embedder | None]:
+    """The Vault's embedders for this run: the multilingual model, and the English one unless --models says no."""
+    return {
+        "embedder": MultilingualEmbedder(),
+        "english": EnglishEmbedder() if MODELS == "both" else None,
+    }
+
+
+def loaded(kwargs: dict[str, Embedder | None]) -> dict[str, Embedder | None]:
+    for embedder in kwargs.values():
+        if embedder is not None:
+            embedder.load()  # type: ignore[attr-defined]
+    return kwargs
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process, every thread counted."""
+    return time.process_time()
+
 
 # --- a generated vault of everyday notes -------------------------------------------------------
 
@@ -143,7 +171,7 @@ def keyword_only(vault: Vault, query: str) -> list[str]:
     return [path for path, _title, _snippet in vault._catalog.index.search(expression, K)]
 
 
-def plain_rrf(vault: Vault, query: str, vector: np.ndarray) -> list[str]:
+def plain_rrf(vault: Vault, query: str, vector: Probe) -> list[str]:
     """Reciprocal rank fusion of keyword hits (all words, then any of them by bm25) and nearest vectors."""
     index = vault._catalog.index
     expression = match_expression(query)
@@ -159,7 +187,7 @@ def plain_rrf(vault: Vault, query: str, vector: np.ndarray) -> list[str]:
     return [path for path, _ in sorted(scores.items(), key=lambda item: (-item[1], item[0]))][:K]
 
 
-def fused(vault: Vault, query: str, vector: np.ndarray) -> list[str]:
+def fused(vault: Vault, query: str, vector: Probe) -> list[str]:
     expression = match_expression(query)
     if expression is None:
         return []
@@ -174,7 +202,7 @@ def recall_at_k(queries: list[dict], found: dict[str, list[str]]) -> str:
     return f"{hit / len(queries):.2f} ({hit}/{len(queries)})"
 
 
-def table(queries: list[dict], vault: Vault, vectors: dict[str, np.ndarray], split: str) -> dict[str, dict]:
+def table(queries: list[dict], vault: Vault, vectors: dict[str, Probe], split: str) -> dict[str, dict]:
     chosen = [q for q in queries if split == "all" or q["split"] == split]
     ways = {
         "keyword only": {q["query"]: keyword_only(vault, q["query"]) for q in chosen},
@@ -198,7 +226,7 @@ GRID = {
 }
 
 
-def tune(queries: list[dict], vault: Vault, vectors: dict[str, np.ndarray]) -> None:
+def tune(queries: list[dict], vault: Vault, vectors: dict[str, Probe]) -> None:
     """Grid-search the fusion's thresholds on the tune split; report the best settings on the test split."""
     shipped = {name: getattr(hybrid, name) for name in THRESHOLDS}
     tuning = [q for q in queries if q["split"] == "tune"]
@@ -233,18 +261,20 @@ def run_recall(filler: int, do_tune: bool) -> None:
         labelled = write_labelled(root)
         write_generated(root, filler)
         count = len(labelled["notes"]) + filler
-        embedder = MultilingualEmbedder()
-        embedder.load()
-        started = time.perf_counter()
-        vault = Vault(root, embedder=embedder)
+        kwargs = loaded(models())
+        started, cpu = time.perf_counter(), cpu_seconds()
+        vault = Vault(root, **kwargs)
         if not vault.wait_for_meaning(3600):
             raise SystemExit("the meaning index was not built within an hour")
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
         print(f"{count} notes ({len(labelled['notes'])} labelled, {filler} generated): indexed by words and")
-        print(f"meaning in {seconds:.1f} s, {count / seconds:.1f} notes/s, {len(vault._recall.store)} embedded")
+        print(
+            f"meaning in {seconds:.1f} s, {count / seconds:.1f} notes/s, {cpu / count * 1000:.1f} CPU-ms a note; "
+            f"embedded by each model: {vault._recall.embedded()}"
+        )
         try:
             queries = labelled["queries"]
-            vectors = {q["query"]: embedder.embed([q["query"]])[0] for q in queries}
+            vectors = {q["query"]: vault._recall.query(q["query"]) for q in queries}
             for split in ("tune", "test", "all"):
                 table(queries, vault, vectors, split)
             if do_tune:
@@ -266,49 +296,66 @@ def run_scale(notes: int, sample: int, queries: int, noise: float, keep: Path | 
         Vault(root).close()
         print(f"keyword index built in {time.perf_counter() - started:.1f} s")
 
-        embedder = MultilingualEmbedder()
-        embedder.load()
+        # The model each note goes to, as the vault routes them (the generated notes are English).
+        embedders = [e for e in loaded(models()).values() if e is not None]
+        files = [root / ".vaultbot" / "vectors.db", root / ".vaultbot" / ENGLISH_VECTORS][: len(embedders)]
+        route = [
+            1 if len(embedders) > 1 and language_of((root / rel).read_text(encoding="utf-8")) == "en" else 0
+            for rel in paths[:sample]
+        ]
         rng = np.random.default_rng(11)
         cut = [chunk(rel, (root / rel).read_bytes()) for rel in paths[:sample]]
-        started = time.perf_counter()
-        sample_vectors = []
-        for at in range(0, sample, 16):  # in batches of 16, as the background thread embeds
-            batch = cut[at : at + 16]
-            rows = embedder.embed([text for c in batch for text in c.texts])
-            for c in batch:
-                sample_vectors.append(rows[: len(c.texts)])
-                rows = rows[len(c.texts) :]
-        seconds = time.perf_counter() - started
+        started, cpu = time.perf_counter(), cpu_seconds()
+        sample_vectors: list[np.ndarray] = [np.zeros(0)] * sample
+        for number, embedder in enumerate(embedders):
+            mine = [at for at in range(sample) if route[at] == number]
+            for at in range(0, len(mine), 16):  # in batches of 16, as the background thread embeds
+                batch = mine[at : at + 16]
+                rows = embedder.embed([text for i in batch for text in cut[i].texts])
+                for i in batch:
+                    sample_vectors[i] = rows[: len(cut[i].texts)]
+                    rows = rows[len(cut[i].texts) :]
+        seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
         chunks = sum(len(c.texts) for c in cut)
-        print(f"embedding {sample} notes ({chunks} chunks): {seconds:.1f} s, {sample / seconds:.1f} notes/s")
-
-        store_path = root / ".vaultbot" / "vectors.db"
-        VectorStore(store_path, model=embedder.name, dim=embedder.dim).close()
-        conn = sqlite3.connect(store_path)
+        print(
+            f"embedding {sample} notes ({chunks} chunks; by model {[route.count(n) for n in range(len(embedders))]}): "
+            f"{seconds:.1f} s, {sample / seconds:.1f} notes/s, {cpu / sample * 1000:.1f} CPU-ms a note"
+        )
+        connections = []
+        for embedder, path in zip(embedders, files, strict=True):
+            VectorStore(path, model=embedder.name, dim=embedder.dim).close()
+            connections.append(sqlite3.connect(path))
         started = time.perf_counter()
-        with conn:
-            for number, rel in enumerate(paths):
-                data = (root / rel).read_bytes()
-                if number < sample:
-                    vectors, starts = sample_vectors[number], cut[number].starts
-                else:
-                    source = number % sample
-                    vectors = sample_vectors[source] + rng.normal(0, noise / np.sqrt(embedder.dim), (1, embedder.dim))
-                    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-                    starts = cut[source].starts
-                rows, scales = quantise(vectors)
-                sha = hashlib.sha256(data).hexdigest()
-                conn.executemany(
-                    "INSERT INTO chunks (path, seq, sha256, start, scale, vector) VALUES (?, ?, ?, ?, ?, ?)",
+        for number, rel in enumerate(paths):
+            data = (root / rel).read_bytes()
+            source = number % sample
+            home = route[source]
+            if number < sample:
+                vectors = sample_vectors[number]
+            else:
+                dim = embedders[home].dim
+                vectors = sample_vectors[source] + rng.normal(0, noise / np.sqrt(dim), (1, dim))
+                vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+            rows, scales = quantise(vectors)
+            sha = hashlib.sha256(data).hexdigest()
+            for space, conn in enumerate(connections):
+                records = (
                     [
                         (rel, seq, sha, start, float(scale), row.tobytes())
-                        for seq, (start, scale, row) in enumerate(zip(starts, scales, rows, strict=True))
-                    ],
+                        for seq, (start, scale, row) in enumerate(zip(cut[source].starts, scales, rows, strict=True))
+                    ]
+                    if space == home
+                    else [(rel, PASSED, sha, 0, 0.0, b"")]
                 )
-        conn.close()
+                conn.executemany(
+                    "INSERT INTO chunks (path, seq, sha256, start, scale, vector) VALUES (?, ?, ?, ?, ?, ?)", records
+                )
+        for conn in connections:
+            conn.commit()
+            conn.close()
         print(f"meaning index filled for {notes} notes in {time.perf_counter() - started:.1f} s")
         out = subprocess.run(
-            [sys.executable, __file__, "measure", str(root), "--queries", str(queries)],
+            [sys.executable, __file__, "--models", MODELS, "measure", str(root), "--queries", str(queries)],
             check=True,
             capture_output=True,
             text=True,
@@ -346,23 +393,29 @@ def run_measure(root: Path, queries: int) -> None:
     keyword = timed(vault)
     before = rss_mb()
     vault.close()
-    embedder = MultilingualEmbedder()
-    embedder.load()
+    kwargs = models()
+    grown = []
+    for embedder in kwargs.values():
+        if embedder is not None:
+            embedder.load()  # type: ignore[attr-defined]
+            grown.append(f"+{rss_mb() - before - sum(float(g.split()[0][1:]) for g in grown):.0f} MB {embedder.name}")
     with_model = rss_mb()
     started = time.perf_counter()
-    vault = Vault(root, max_staleness=3600, embedder=embedder)
+    vault = Vault(root, max_staleness=3600, **kwargs)
     if not vault.wait_for_meaning(600):
         raise SystemExit("the meaning index did not load")
     opened = time.perf_counter() - started
-    left = vault._recall.store
     hybrid_samples = timed(vault)
     after = rss_mb()
+    print(
+        f"notes with vectors by model {vault._recall.embedded()}; vault with meaning index opened in {opened:.1f} s "
+        "(nothing to embed)"
+    )
     vault.close()
-    print(f"notes with vectors {len(left)}; vault with meaning index opened in {opened:.1f} s (nothing to embed)")
     print(f"keyword-only search  {percentiles(keyword)}")
     print(f"hybrid search        {percentiles(hybrid_samples)}  (query embedding included)")
     print(
-        f"memory: RSS {before:.0f} MB with the keyword vault; +{with_model - before:.0f} MB model; "
+        f"memory: RSS {before:.0f} MB with the keyword vault; {'; '.join(grown)}; "
         f"+{after - with_model:.0f} MB meaning index and searches; +{after - before:.0f} MB in all"
     )
 
@@ -398,13 +451,11 @@ def run_everyday(related: int) -> None:
         print(f"{count} notes ({len(notes)} real notes in 4 languages, {count - len(notes)} of the labelled set)")
         print("new vault:", _start(root, build=True))
         print("index built:", _start(root, build=False))
-        embedder = MultilingualEmbedder()
-        embedder.load()
-        vault = Vault(root, embedder=embedder)
+        vault = Vault(root, **loaded(models()))
         try:
             if not vault.wait_for_meaning(600):
                 raise SystemExit("the meaning index did not load")
-            vectors = {q["query"]: embedder.embed([q["query"]])[0] for q in questions}
+            vectors = {q["query"]: vault._recall.query(q["query"]) for q in questions}
             ways = {
                 "keyword only": lambda q: keyword_only(vault, q),
                 "meaning only": lambda q: [n.path for n in vault._recall.nearest(vectors[q], K)],
@@ -426,7 +477,7 @@ def _start(root: Path, *, build: bool) -> str:
     """Open the vault in a fresh process: how long until it opens, until search answers by meaning, and (for
     a new vault) until every note is embedded."""
     out = subprocess.run(
-        [sys.executable, __file__, "start", str(root), *(["--build"] if build else [])],
+        [sys.executable, __file__, "--models", MODELS, "start", str(root), *(["--build"] if build else [])],
         check=True,
         capture_output=True,
         text=True,
@@ -435,20 +486,27 @@ def _start(root: Path, *, build: bool) -> str:
 
 
 def run_start(root: Path, build: bool) -> None:
-    started = time.perf_counter()
-    vault = Vault(root, embedder=MultilingualEmbedder())
+    started, cpu = time.perf_counter(), cpu_seconds()
+    vault = Vault(root, **models())
     opened = time.perf_counter() - started
     question = "why does the display get darker when I leave it alone"
     while vault._recall.query(question) is None:
         time.sleep(0.01)
     meaning = time.perf_counter() - started
     line = f"opened in {opened:.2f} s, search by meaning from {meaning:.2f} s"
+    while len(vault._recall.query(question).vectors) < len(vault._recall._spaces):
+        time.sleep(0.01)
+    line += f", with every model from {time.perf_counter() - started:.2f} s"
     if build:
         pending = len(vault._catalog.index.known())
         if not vault.wait_for_meaning(3600):
             raise SystemExit("not embedded within an hour")
-        seconds = time.perf_counter() - started
-        line += f"; {pending} notes embedded in {seconds:.0f} s: {pending / seconds:.1f} notes/s"
+        seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+        line += (
+            f"; {pending} notes embedded in {seconds:.0f} s: {pending / seconds:.1f} notes/s, "
+            f"{cpu:.0f} CPU-s ({cpu / pending * 1000:.0f} CPU-ms a note, {pending / cpu:.1f} notes a CPU-second; "
+            f"models loaded included), load average {os.getloadavg()[0]:.1f}; by model {vault._recall.embedded()}"
+        )
     vault.close()
     print(line)
 
@@ -476,7 +534,9 @@ def _related(vault: Vault, root: Path, notes: list[dict], count: int) -> None:
 
 
 def main() -> None:
+    global MODELS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", choices=("both", "multilingual"), default="both")
     commands = parser.add_subparsers(dest="command", required=True)
     recall = commands.add_parser("recall")
     recall.add_argument("--filler", type=int, default=2000)
@@ -496,6 +556,7 @@ def main() -> None:
     start.add_argument("root", type=Path)
     start.add_argument("--build", action="store_true")
     args = parser.parse_args()
+    MODELS = args.models
     if args.command == "recall":
         run_recall(args.filler, args.tune)
     elif args.command == "everyday":

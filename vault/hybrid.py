@@ -7,7 +7,8 @@ finds. Here each note gets two scores on fixed scales instead, and the fused sco
 - by words, the share of the question's weight it holds: each question word weighs its inverse
   document frequency, so holding "recipe" and "sister" counts far more than holding "my" and "sent";
   a note holding every word (the keyword search's own hits) scores 1;
-- by meaning, its best chunk's cosine similarity to the question, relative to the best one found.
+- by meaning, its best chunk's cosine similarity to the question, placed between the noise (the similarity
+  of the 50th nearest note, 0) and the best one found (1).
 
 A note comes in when it holds most of the question's weight or is close enough in meaning; bench/recall.py
 measures this against RRF on a labelled set (docs/search.md).
@@ -20,11 +21,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-import numpy as np
-
 from vault.index import Index
 from vault.notes import SearchHit
-from vault.recall import Recall
+from vault.recall import Probe, Recall
 from vault.vectors import Neighbour
 
 # How much meaning weighs against words in the fused score.
@@ -61,7 +60,7 @@ def fold(word: str) -> str:
 def search(
     index: Index,
     recall: Recall,
-    vector: np.ndarray,
+    vector: Probe,
     query: str,
     expression: str,
     limit: int,
@@ -69,7 +68,7 @@ def search(
     tags: list[str] | None,
     folder: str | None,
 ) -> list[SearchHit]:
-    """The best notes for ``query`` by words and by meaning (``vector`` is the query's embedding)."""
+    """The best notes for ``query`` by words and by meaning (``vector``: the query as the models see it)."""
     candidates: dict[str, _Candidate] = {}
     for path, _title, snippet in index.search(expression, POOL, tags=tags, folder=folder):
         candidates[path] = _Candidate(coverage=1.0, snippet=snippet)
@@ -90,11 +89,16 @@ def search(
     _measure_words(index, candidates, terms, weights)
     _measure_meaning(recall, vector, candidates)
     best_similarity = max(c.similarity for c in candidates.values())
+    # Meaning is measured from the noise: the similarity of the POOL-th nearest note, which has nothing to do
+    # with the question, counts 0. The English model puts unrelated notes at 0.3-0.4 where the multilingual
+    # one puts them at 0.1-0.2; relative to the best alone, a note found by a few words and unrelated in
+    # meaning would keep most of the meaning score and outrank the note only meaning finds.
+    floor = min(nearest[-1].score, best_similarity) if len(nearest) == POOL else 0.0
     scored: list[tuple[float, str]] = []
     for path, candidate in candidates.items():
         if candidate.coverage < MIN_COVERAGE and candidate.similarity < MIN_SIMILARITY and path != standout:
             continue
-        meaning = max(candidate.similarity, 0.0) / best_similarity if best_similarity > 0 else 0.0
+        meaning = max(candidate.similarity - floor, 0.0) / (best_similarity - floor) if best_similarity > floor else 0.0
         scored.append((MEANING_WEIGHT * meaning + (1 - MEANING_WEIGHT) * candidate.coverage, path))
     scored.sort(key=lambda item: (-item[0], item[1]))
     ranked = [path for _, path in scored]
@@ -133,7 +137,7 @@ def _measure_words(
             candidates[path].coverage += weights[term] / whole
 
 
-def _measure_meaning(recall: Recall, vector: np.ndarray, candidates: dict[str, _Candidate]) -> None:
+def _measure_meaning(recall: Recall, vector: Probe, candidates: dict[str, _Candidate]) -> None:
     """The similarity of candidates found by words only, so both sides score every note."""
     unscored = [path for path, c in candidates.items() if c.similarity == 0.0]
     found: dict[str, Neighbour] = recall.scores_of(vector, unscored)

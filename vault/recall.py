@@ -9,6 +9,15 @@ so an unchanged vault re-embeds nothing, and a missing or damaged vector file is
 Opening the vectors file and loading the model happen in that thread too, so opening a vault waits for
 neither. As soon as both are done (:attr:`Recall.ready`, about a second), search answers by meaning with
 every note embedded so far, and by words alone for the rest; before that, by words alone.
+
+With a second, English model, each note is embedded by one of the two, chosen by the note's language
+(``vault.languages``): English notes by the English model, every other note by the multilingual one. Each
+model keeps its own vectors file, and a note embedded by one is recorded in the other's as passed on, with
+its content hash, so a later start has nothing to do for it. A vault indexed before the English model came
+keeps its multilingual vectors and answers with them at once; its notes go through a second, slower line
+after every new or changed note: an English note is embedded again by the English model, any other is only
+marked passed on (read, not embedded again). A question is embedded by each model that has notes, and the
+similarities of the two are put on one scale (``Embedder.scale``) before they are compared.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import numpy as np
 
 from vault import frontmatter, meta
 from vault.embedder import Embedder
+from vault.languages import language_of
 from vault.paths import NOTE_SUFFIX
 from vault.vectors import Neighbour, VectorStore
 
@@ -42,6 +52,10 @@ _BATCH = 16
 # Threads that embed: two use both cores of a small machine, and on a busy one they get two shares of it
 # (docs/search.md has the measure); each holds its BLAS to one thread.
 EMBEDDING_THREADS = 2
+
+
+# The vectors file of the second (English) model, beside the first one's.
+ENGLISH_VECTORS = "vectors-en.db"
 
 
 @dataclass(frozen=True)
@@ -78,35 +92,58 @@ def chunk(rel: str, data: bytes) -> Chunked:
     return Chunked(hashlib.sha256(data).hexdigest(), texts, starts)
 
 
+@dataclass
+class _Space:
+    """One model and its vectors file."""
+
+    embedder: Embedder
+    path: Path
+    store: VectorStore | None = None  # opened by the thread: None until then
+    loaded: bool = False
+
+    @property
+    def scale(self) -> float:
+        """What this model's cosine similarities are multiplied by to compare with the first model's."""
+        return float(getattr(self.embedder, "scale", 1.0))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A question or a note as each model that can answer sees it: a vector for each space, by its number."""
+
+    vectors: dict[int, np.ndarray]
+
+
 class Recall:
     """Vectors for every note of one vault root, kept current by a background thread. Thread-safe."""
 
-    def __init__(self, root: Path, path: Path, embedder: Embedder) -> None:
+    def __init__(self, root: Path, path: Path, embedder: Embedder, english: Embedder | None = None) -> None:
         self._root = root
-        self._path = path
-        self._embedder = embedder
-        self.store: VectorStore | None = None  # opened by the thread: None until then
+        self._spaces = [_Space(embedder, path)]
+        if english is not None:
+            self._spaces.append(_Space(english, path.with_name(ENGLISH_VECTORS)))
         self._known: dict[str, tuple[int, int, str]] = {}
-        self._gone: set[str] = set()  # notes deleted before the store was opened
+        self._gone: set[str] = set()  # notes deleted before the stores were opened
         self._line: dict[str, None] = {}  # notes waiting to be embedded, oldest first
+        self._later: dict[str, None] = {}  # notes embedded by the first model, for the second to look at
         self._changed = threading.Condition()
-        self._working = 0  # notes taken from the line and not yet stored
+        self._working = 0  # notes taken from the lines and not yet stored
         self._busy: set[str] = set()  # the notes being embedded now, by any thread
         self._helpers: list[threading.Thread] = []
         self._stop = False
         self._built = False
-        self._loaded = False
+        self._opened = False
         self._thread: threading.Thread | None = None
 
     def start(self, known: dict[str, tuple[int, int, str]]) -> None:
         """Start the thread: it opens the vectors, queues every note of the keyword index (``known``) whose
-        vectors are missing or stale, forgets the rest, loads the model and embeds in the background."""
+        vectors are missing or stale, forgets the rest, loads the models and embeds in the background."""
         self._known = known
         self._thread = threading.Thread(target=self._run, name="vault-recall", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
-        """Stop the thread (after the batch it is embedding) and close the file."""
+        """Stop the thread (after the batch it is embedding) and close the files."""
         with self._changed:
             self._stop = True
             self._changed.notify_all()
@@ -114,19 +151,25 @@ class Recall:
             self._thread.join()
         for helper in self._helpers:
             helper.join()
-        if self.store is not None:
-            self.store.close()
+        for space in self._spaces:
+            if space.store is not None:
+                space.store.close()
 
     @property
     def ready(self) -> bool:
-        """True once the vectors are open and the model is loaded: search answers by meaning with what is
-        embedded so far, whether or not the rest is."""
-        return self.store is not None and self._loaded
+        """True once the vectors are open and the first model is loaded: search answers by meaning with what
+        is embedded so far, whether or not the rest is (notes of the second model once it is loaded too)."""
+        return self._opened and self._spaces[0].loaded
+
+    def embedded(self) -> list[int]:
+        """How many notes have vectors of each model, the first model's first."""
+        return [len(space.store) if space.store is not None else 0 for space in self._spaces]
 
     def changed(self, paths: Iterable[str]) -> None:
         """Put notes that were written or edited in line to be embedded."""
         with self._changed:
             for path in paths:
+                self._later.pop(path, None)
                 self._line.pop(path, None)
                 self._line[path] = None
             self._changed.notify_all()
@@ -137,56 +180,82 @@ class Recall:
         with self._changed:
             for path in gone:
                 self._line.pop(path, None)
-            store = self.store
-            if store is None:  # forgotten when the store is opened
+                self._later.pop(path, None)
+            if not self._opened:  # forgotten when the stores are opened
                 self._gone.update(gone)
                 return
-        try:
-            store.remove(gone)
-        except Exception:  # the index is a cache: a failure costs at most a stale neighbour
-            log.exception("the meaning index could not forget %d notes", len(gone))
+        for space in self._spaces:
+            try:
+                space.store.remove(gone)  # type: ignore[union-attr]  # opened, never closed before the thread
+            except Exception:  # the index is a cache: a failure costs at most a stale neighbour
+                log.exception("the meaning index could not forget %d notes", len(gone))
 
     def wait(self, timeout: float, *, all_notes: bool = True) -> bool:
-        """Wait until search answers by meaning and (``all_notes``) every note in line is embedded; False if
-        ``timeout`` seconds pass first."""
+        """Wait until search answers by meaning and (``all_notes``) every note in line is embedded by the
+        model it belongs to; False if ``timeout`` seconds pass first."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while not self.ready or (all_notes and (self._line or self._working)):
+            while not self.ready or (all_notes and (self._line or self._later or self._working)):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._changed.wait(left)
         return True
 
-    def query(self, text: str) -> np.ndarray | None:
-        """The vector of a search query, or None while search by meaning is not ready."""
+    def query(self, text: str) -> Probe | None:
+        """The question as each loaded model with notes sees it, or None while search by meaning is not ready."""
         if not self.ready:
             return None
-        return self._embedder.embed([text])[0]
+        vectors = {
+            number: space.embedder.embed([text])[0]
+            for number, space in enumerate(self._spaces)
+            if space.loaded and space.store is not None and (number == 0 or len(space.store))
+        }
+        return Probe(vectors)
 
-    def nearest(self, vector: np.ndarray, limit: int, *, exclude: str | None = None) -> list[Neighbour]:
-        """The notes closest to ``vector``, best first (none while the vectors are not open)."""
-        return [] if self.store is None else self.store.nearest(vector, limit, exclude=exclude)
+    def nearest(self, probe: Probe, limit: int, *, exclude: str | None = None) -> list[Neighbour]:
+        """The notes closest to ``probe``, best first, their similarities on the first model's scale."""
+        found: list[Neighbour] = []
+        for number, vector in probe.vectors.items():
+            space = self._spaces[number]
+            if space.store is not None:
+                found += [
+                    Neighbour(n.path, n.score * space.scale, n.start)
+                    for n in space.store.nearest(vector, limit, exclude=exclude)
+                ]
+        found.sort(key=lambda n: -n.score)
+        return found[:limit]
 
-    def scores_of(self, vector: np.ndarray, paths: Iterable[str]) -> dict[str, Neighbour]:
-        """The best chunk of each of ``paths`` that has vectors, against ``vector``."""
-        return {} if self.store is None else self.store.scores_of(vector, paths)
+    def scores_of(self, probe: Probe, paths: Iterable[str]) -> dict[str, Neighbour]:
+        """The best chunk of each of ``paths`` that has vectors, against ``probe``."""
+        wanted = list(paths)
+        out: dict[str, Neighbour] = {}
+        for number, vector in probe.vectors.items():
+            space = self._spaces[number]
+            if space.store is not None:
+                for path, n in space.store.scores_of(vector, wanted).items():
+                    out[path] = Neighbour(path, n.score * space.scale, n.start)
+        return out
 
-    def embed_now(self, rel: str, timeout: float = 30.0) -> np.ndarray | None:
-        """Embed the note at ``rel`` in this thread unless its current bytes already are; its vector (None if
-        the vectors file is not open within ``timeout`` seconds)."""
+    def embed_now(self, rel: str, timeout: float = 30.0) -> Probe | None:
+        """Embed the note at ``rel`` in this thread unless its current bytes already are; the note as its own
+        model sees it (None if the vectors are not open within ``timeout`` seconds)."""
         with self._changed:
-            self._changed.wait_for(lambda: self.store is not None or self._stop, timeout)
-            store = self.store
-        if store is None:
-            return None
+            self._changed.wait_for(lambda: self._opened or self._stop, timeout)
+            if not self._opened:
+                return None
         try:
             data = (self._root / rel).read_bytes()
         except OSError:
             return None
-        if store.known().get(rel) != hashlib.sha256(data).hexdigest():
+        sha = hashlib.sha256(data).hexdigest()
+        if any(space.store.sha_of(rel) != sha for space in self._spaces):  # type: ignore[union-attr]
             self._embed([(rel, data)])
-        return store.vector_of(rel)
+        for number, space in enumerate(self._spaces):
+            vector = space.store.vector_of(rel)  # type: ignore[union-attr]
+            if vector is not None:
+                return Probe({number: vector})
+        return None
 
     def _run(self) -> None:
         try:
@@ -194,11 +263,21 @@ class Recall:
         except Exception:
             log.exception("the meaning index could not be opened; search answers by words only")
             return
-        try:
-            self._embedder_load()
-        except Exception:
-            log.exception("the embedding model could not be loaded; search answers by words only")
-            return
+        for space in self._spaces:
+            try:
+                load = getattr(space.embedder, "load", None)
+                if load is not None:
+                    load()
+            except Exception:
+                log.exception("the embedding model %s could not be loaded", space.embedder.name)
+                if space is self._spaces[0]:
+                    return
+                # Without the second model its notes are found by words, and new ones go to the first.
+                del self._spaces[1:]
+                break
+            with self._changed:
+                space.loaded = True
+                self._changed.notify_all()
         helpers = [
             threading.Thread(target=self._work, name=f"vault-recall-{number}", daemon=True)
             for number in range(1, EMBEDDING_THREADS)
@@ -210,13 +289,13 @@ class Recall:
         self._work()
 
     def _work(self) -> None:
-        """Embed batches from the line until stopped (several threads may: a note is in one batch at a time)."""
+        """Embed batches from the lines until stopped (several threads may: a note is in one batch at a time)."""
         while True:
             with self._changed:
                 while not self._stop and not (batch := self._take()):
                     if not self._built and not self._working:
                         self._built = True
-                        log.info("meaning index: built, %d notes", len(self.store or ()))
+                        log.info("meaning index: built, %s notes by model", self.embedded())
                     self._changed.notify_all()
                     self._changed.wait()
                 if self._stop:
@@ -232,34 +311,40 @@ class Recall:
                     self._changed.notify_all()
 
     def _take(self) -> list[str]:
-        """Up to a batch of notes from the line, leaving those another thread is embedding (called locked)."""
-        batch = [path for path in self._line if path not in self._busy][:_BATCH]
-        for path in batch:
-            del self._line[path]
-        return batch
+        """Up to a batch of notes, new and changed ones first, leaving those another thread is embedding
+        (called locked)."""
+        for line in (self._line, self._later):
+            batch = [path for path in line if path not in self._busy][:_BATCH]
+            for path in batch:
+                del line[path]
+            if batch:
+                return batch
+        return []
 
     def _open(self) -> None:
         """Open the vectors, queue the notes whose vectors are missing or stale and forget the notes gone."""
-        store = VectorStore(self._path, model=self._embedder.name, dim=self._embedder.dim)
-        embedded = store.known()
+        for space in self._spaces:
+            space.store = VectorStore(space.path, model=space.embedder.name, dim=space.embedder.dim)
+        known = [space.store.known() for space in self._spaces if space.store is not None]
+        with_vectors = [space.store.with_vectors() for space in self._spaces if space.store is not None]
         with self._changed:
-            gone = self._gone | {path for path in embedded if path not in self._known}
+            gone = self._gone | {path for embedded in known for path in embedded if path not in self._known}
             self._gone = set()
-            stale = [path for path, (_size, _mtime, sha) in self._known.items() if embedded.get(path) != sha]
-            for path in stale:
-                self._line.setdefault(path, None)
-            self.store = store
+            for path, (_size, _mtime, sha) in self._known.items():
+                answered = zip(known, with_vectors, strict=True)
+                if not any(embedded.get(path) == sha and path in vectors for embedded, vectors in answered):
+                    self._line.setdefault(path, None)
+                elif any(embedded.get(path) != sha for embedded in known):
+                    self._later.setdefault(path, None)
+            self._opened = True
             self._changed.notify_all()
-        log.info("meaning index: %d notes embedded, %d to embed", len(embedded), len(stale))
+        log.info(
+            "meaning index: %s notes embedded by model, %d to embed, %d for a second look",
+            [len(vectors) for vectors in with_vectors],
+            len(self._line),
+            len(self._later),
+        )
         self.removed(gone)
-
-    def _embedder_load(self) -> None:
-        load = getattr(self._embedder, "load", None)
-        if load is not None:
-            load()
-        with self._changed:
-            self._loaded = True
-            self._changed.notify_all()
 
     def _read(self, rel: str) -> bytes | None:
         try:
@@ -270,23 +355,50 @@ class Recall:
             log.warning("meaning index: %s could not be read (%s); it is found by its words only", rel, exc)
         return None
 
+    def _space_of(self, data: bytes) -> int:
+        """The model a note goes to: the English one for English text, when there is one; else the first."""
+        if len(self._spaces) > 1 and language_of(data[:8192].decode("utf-8", errors="replace")) == "en":
+            return 1
+        return 0
+
     def _embed(self, notes: list[tuple[str, bytes]]) -> None:
-        """Embed ``notes`` in one model call and store each one's vectors."""
-        store = self.store
-        if not notes or store is None:
+        """Embed ``notes``, each by its model (one call per model), and store each one's vectors with that
+        model and a pass in the others'. A note whose model already holds its current version is not
+        embedded again."""
+        if not notes or not self._opened:
             return
-        cut = [(rel, chunk(rel, data)) for rel, data in notes]
-        texts = [text for _, chunked in cut for text in chunked.texts]
-        try:
-            vectors = self._embedder.embed(texts)
-        except Exception:  # one odd text must not stop the thread; the notes stay findable by words
-            log.exception("meaning index: %d notes could not be embedded", len(cut))
-            return
-        at = 0
-        for rel, chunked in cut:
-            count = len(chunked.texts)
+        spaces = self._spaces
+        cut: list[list[tuple[str, Chunked]]] = [[] for _ in spaces]
+        for rel, data in notes:
+            chunked = chunk(rel, data)
+            number = self._space_of(data)
+            store = spaces[number].store
+            if store is not None and store.sha_of(rel) == chunked.sha256 and store.has_vectors(rel):
+                self._pass_on(rel, chunked.sha256, number)
+                continue
+            cut[number].append((rel, chunked))
+        for number, space in enumerate(spaces):
+            if not cut[number] or space.store is None:
+                continue
+            texts = [text for _, chunked in cut[number] for text in chunked.texts]
             try:
-                store.put(rel, chunked.sha256, chunked.starts, vectors[at : at + count])
-            except Exception:
-                log.exception("meaning index: the vectors of %s could not be stored", rel)
-            at += count
+                vectors = space.embedder.embed(texts)
+            except Exception:  # one odd text must not stop the thread; the notes stay findable by words
+                log.exception("meaning index: %d notes could not be embedded", len(cut[number]))
+                continue
+            at = 0
+            for rel, chunked in cut[number]:
+                count = len(chunked.texts)
+                try:
+                    space.store.put(rel, chunked.sha256, chunked.starts, vectors[at : at + count])
+                    self._pass_on(rel, chunked.sha256, number)
+                except Exception:
+                    log.exception("meaning index: the vectors of %s could not be stored", rel)
+                at += count
+
+    def _pass_on(self, rel: str, sha: str, number: int) -> None:
+        """Record in every other model's file that this version of the note is model ``number``'s."""
+        for other, space in enumerate(self._spaces):
+            store = space.store
+            if other != number and store is not None and (store.sha_of(rel) != sha or store.has_vectors(rel)):
+                store.pass_on(rel, sha)

@@ -61,6 +61,7 @@ class Vault(Reversible):
         *,
         max_staleness: float = 1.0,
         embedder: Embedder | None = None,
+        english: Embedder | None = None,
         reading: ReadingLimits | None = None,
     ) -> None:
         """Open the vault at ``root`` (created if missing) and bring its search index up to date.
@@ -70,7 +71,8 @@ class Vault(Reversible):
         the disk at most that often; vaultbot's own writes are found at once.
 
         With an ``embedder``, search finds notes by meaning as well as by words, once a background
-        thread has embedded them (``vault.recall``); without one, by words alone.
+        thread has embedded them (``vault.recall``); without one, by words alone. With an ``english``
+        embedder too, notes in English are embedded by it and the rest by ``embedder``.
 
         Documents (PDF, text, CSV, JSON) are read in a process of their own within ``reading``'s limits
         of time and memory (:mod:`vault.document_reader`); those found on disk, in the background.
@@ -97,7 +99,7 @@ class Vault(Reversible):
         self._catalog.sync()
         self._recall: Recall | None = None
         if embedder is not None:
-            self._recall = Recall(self.root, self.root / PRIVATE_DIR / "vectors.db", embedder)
+            self._recall = Recall(self.root, self.root / PRIVATE_DIR / "vectors.db", embedder, english)
             self._catalog.listener = self._recall
             self._recall.start(self._catalog.index.known())
 

@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _BROKEN = {sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT}
+# The ``seq`` of the one row of a note passed on to another model: no vector, only its hash.
+PASSED = -1
 
 
 @dataclass(frozen=True)
@@ -138,10 +140,13 @@ class VectorStore:
         self._scales = np.zeros(capacity, dtype=np.float32)
         self._starts = np.zeros(capacity, dtype=np.int64)
         self._owners, self._rows, self._shas = [], {}, {}
-        cursor = self._conn.execute("SELECT path, sha256, start, scale, vector FROM chunks ORDER BY path, seq")
+        cursor = self._conn.execute("SELECT path, seq, sha256, start, scale, vector FROM chunks ORDER BY path, seq")
         owner: str | None = None
         while batch := cursor.fetchmany(1024):
-            for path, sha, start, scale, vector in batch:
+            for path, seq, sha, start, scale, vector in batch:
+                if seq == PASSED:
+                    self._shas[path] = sha
+                    continue
                 if len(vector) != self._dim:
                     continue
                 if path != owner:  # rows come by path: one string per note, not one per chunk
@@ -155,24 +160,45 @@ class VectorStore:
 
     # --- changes -----------------------------------------------------------------------
 
+    def pass_on(self, path: str, sha256: str) -> None:
+        """Record that the note at ``path``, as it is now, is embedded by another model: it has no vectors
+        here, and the content hash tells a later start that nothing is left to do for it."""
+        self.put(path, sha256, [], np.zeros((0, self._dim), dtype=np.float32))
+
+    def sha_of(self, path: str) -> str | None:
+        """The content hash the note at ``path`` had when it was embedded or passed on; None if unknown."""
+        with self._lock:
+            return self._shas.get(path)
+
+    def has_vectors(self, path: str) -> bool:
+        """Whether the note at ``path`` has vectors here (not passed on)."""
+        with self._lock:
+            return path in self._rows
+
+    def with_vectors(self) -> set[str]:
+        """The notes that have vectors here (not passed on)."""
+        with self._lock:
+            return set(self._rows)
+
     def known(self) -> dict[str, str]:
         """The content hash each embedded note had when it was embedded, by path."""
         with self._lock:
             return dict(self._shas)
 
     def put(self, path: str, sha256: str, starts: list[int], vectors: np.ndarray) -> None:
-        """Keep ``vectors`` (one per chunk, starting at ``starts`` in the note's text) as ``path``'s."""
-        rows, scales = quantise(vectors)
+        """Keep ``vectors`` (one per chunk, starting at ``starts`` in the note's text) as ``path``'s. No vectors
+        at all (:meth:`pass_on`) records that this version of the note is another model's to embed."""
+        rows, scales = quantise(vectors) if len(vectors) else (np.zeros((0, self._dim), np.int8), np.zeros(0))
+        records = [
+            (path, seq, sha256, start, float(scale), row.tobytes())
+            for seq, (start, scale, row) in enumerate(zip(starts, scales, rows, strict=True))
+        ] or [(path, PASSED, sha256, 0, 0.0, b"")]
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 self._conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
                 self._conn.executemany(
-                    "INSERT INTO chunks (path, seq, sha256, start, scale, vector) VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (path, seq, sha256, start, float(scale), row.tobytes())
-                        for seq, (start, scale, row) in enumerate(zip(starts, scales, rows, strict=True))
-                    ],
+                    "INSERT INTO chunks (path, seq, sha256, start, scale, vector) VALUES (?, ?, ?, ?, ?, ?)", records
                 )
                 self._conn.execute("COMMIT")
             except BaseException:
@@ -185,13 +211,14 @@ class VectorStore:
             self._starts[slots] = starts
             for slot in slots:
                 self._owners[slot] = path
-            self._rows[path] = slots
+            if slots:
+                self._rows[path] = slots
             self._shas[path] = sha256
 
     def remove(self, paths: Iterable[str]) -> None:
         """Forget the notes at ``paths``."""
         with self._lock:
-            gone = [path for path in paths if path in self._rows]
+            gone = [path for path in paths if path in self._shas]
             if not gone:
                 return
             self._conn.execute("BEGIN IMMEDIATE")
@@ -280,5 +307,6 @@ class VectorStore:
         return dots * self._scales[:used] * q_scale[0]
 
     def __len__(self) -> int:
+        """The notes with vectors here."""
         with self._lock:
             return len(self._rows)

@@ -240,7 +240,7 @@ def test_hostile_and_odd_notes_are_embedded_without_stopping_the_rest(tmp_path: 
         assert notes.wait_for_meaning(WAIT)
         assert len(LANGUAGES) == 35
         # Every note has vectors; the huge one only for its first chunks.
-        assert notes._recall is not None and len(notes._recall.store) == len(LANGUAGES) + 3
+        assert notes._recall is not None and sum(notes._recall.embedded()) == len(LANGUAGES) + 3
         assert sum(text.startswith("Huge\n") for text in embedder.texts) == 32
         # Across languages: an English question finds the Spanish and the Japanese note.
         assert "Languages/Spanish.md" in paths(notes.search("potato omelette recipe", limit=3))
@@ -250,14 +250,16 @@ def test_hostile_and_odd_notes_are_embedded_without_stopping_the_rest(tmp_path: 
 
 
 def test_search_by_meaning_needs_no_network(tmp_path: Path) -> None:
-    """A fresh process with every proxy pointing at a dead port loads the model and searches by meaning."""
+    """A fresh process with every proxy pointing at a dead port loads both models and searches by meaning."""
     script = """
 import sys
-from vault import MultilingualEmbedder, Vault
-with Vault(sys.argv[1], embedder=MultilingualEmbedder()) as notes:
-    notes.write("Health", "Dentist", "Appointment moved to Thursday at 3pm, Dr Okafor.")
+from vault import EnglishEmbedder, MultilingualEmbedder, Vault
+with Vault(sys.argv[1], embedder=MultilingualEmbedder(), english=EnglishEmbedder()) as notes:
+    notes.write("Health", "Dentist", "Appointment moved to Thursday at 3pm, Dr Okafor. Bring the X-rays.")
     notes.write("Garden", "Spring plans", "Tomatoes along the south fence, basil in pots.")
+    notes.write("Notizen", "Zahnarzt", "Der Termin ist am Donnerstag um 15 Uhr, die Röntgenbilder mitbringen.")
     assert notes.wait_for_meaning(60)
+    assert notes._recall.embedded() == [1, 2], notes._recall.embedded()
     print(notes.search("my teeth checkup")[0].path)
 """
     dead = "http://127.0.0.1:9"
