@@ -140,14 +140,11 @@ class VectorStore:
         self._scales = np.zeros(capacity, dtype=np.float32)
         self._starts = np.zeros(capacity, dtype=np.int64)
         self._owners, self._rows, self._shas = [], {}, {}
-        cursor = self._conn.execute("SELECT path, seq, sha256, start, scale, vector FROM chunks ORDER BY path, seq")
+        cursor = self._conn.execute("SELECT path, sha256, start, scale, vector FROM chunks ORDER BY path, seq")
         owner: str | None = None
         while batch := cursor.fetchmany(1024):
-            for path, seq, sha, start, scale, vector in batch:
-                if seq == PASSED:
-                    self._shas[path] = sha
-                    continue
-                if len(vector) != self._dim:
+            for path, sha, start, scale, vector in batch:
+                if len(vector) != self._dim:  # a note passed on (kept on disk only) or a damaged row
                     continue
                 if path != owner:  # rows come by path: one string per note, not one per chunk
                     owner = path
@@ -168,7 +165,13 @@ class VectorStore:
     def sha_of(self, path: str) -> str | None:
         """The content hash the note at ``path`` had when it was embedded or passed on; None if unknown."""
         with self._lock:
-            return self._shas.get(path)
+            sha = self._shas.get(path)
+            if sha is None:
+                row = self._conn.execute(
+                    "SELECT sha256 FROM chunks WHERE path = ? AND seq = ?", (path, PASSED)
+                ).fetchone()
+                sha = row[0] if row else None
+            return sha
 
     def has_vectors(self, path: str) -> bool:
         """Whether the note at ``path`` has vectors here (not passed on)."""
@@ -181,9 +184,11 @@ class VectorStore:
             return set(self._rows)
 
     def known(self) -> dict[str, str]:
-        """The content hash each embedded note had when it was embedded, by path."""
+        """The content hash each note had when it was embedded or passed on, by path. Notes passed on are read
+        from the file: held in memory they would cost ~200 bytes each and serve only the start."""
         with self._lock:
-            return dict(self._shas)
+            passed = self._conn.execute("SELECT path, sha256 FROM chunks WHERE seq = ?", (PASSED,)).fetchall()
+            return dict(passed) | self._shas
 
     def put(self, path: str, sha256: str, starts: list[int], vectors: np.ndarray) -> None:
         """Keep ``vectors`` (one per chunk, starting at ``starts`` in the note's text) as ``path``'s. No vectors
@@ -213,12 +218,12 @@ class VectorStore:
                 self._owners[slot] = path
             if slots:
                 self._rows[path] = slots
-            self._shas[path] = sha256
+                self._shas[path] = sha256
 
     def remove(self, paths: Iterable[str]) -> None:
         """Forget the notes at ``paths``."""
         with self._lock:
-            gone = [path for path in paths if path in self._shas]
+            gone = list(paths)
             if not gone:
                 return
             self._conn.execute("BEGIN IMMEDIATE")
