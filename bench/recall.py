@@ -499,7 +499,7 @@ def run_start(root: Path, build: bool) -> None:
         time.sleep(0.01)
     meaning = time.perf_counter() - started
     line = f"opened in {opened:.2f} s, search by meaning from {meaning:.2f} s"
-    while len(vault._recall.query(question).vectors) < len(vault._recall._spaces):
+    while not vault._recall.loaded:
         time.sleep(0.01)
     line += f", with every model from {time.perf_counter() - started:.2f} s"
     if build:

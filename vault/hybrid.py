@@ -86,7 +86,7 @@ def search(
     standout = _standout(nearest)
     if not candidates:
         return []
-    _measure_words(index, candidates, terms, weights)
+    _measure_words(index, candidates, rare, weights)
     _measure_meaning(recall, vector, candidates)
     best_similarity = max(c.similarity for c in candidates.values())
     # Meaning is measured from the noise: the similarity of the POOL-th nearest note, which has nothing to do
@@ -124,15 +124,15 @@ def _standout(nearest: list[Neighbour]) -> str | None:
     return nearest[0].path
 
 
-def _measure_words(
-    index: Index, candidates: dict[str, _Candidate], terms: list[str], weights: dict[str, float]
-) -> None:
-    """Each candidate's share of the question's word weight (keyword hits already hold all of it)."""
+def _measure_words(index: Index, candidates: dict[str, _Candidate], rare: list[str], weights: dict[str, float]) -> None:
+    """Each candidate's share of the question's word weight (keyword hits already hold all of it). Only the
+    ``rare`` words are looked up: a word in a third of the notes weighs little, says nothing about which
+    note is meant, and its lookup costs the most (4 ms each at 10,000 notes, most of a search's time)."""
     open_paths = [path for path, c in candidates.items() if c.coverage < 1.0]
     whole = sum(weights.values())
     if not open_paths or whole <= 0:
         return
-    for term in terms:
+    for term in rare:
         for path in index.holding(term, open_paths):
             candidates[path].coverage += weights[term] / whole
 

@@ -203,15 +203,21 @@ class Recall:
         return True
 
     def query(self, text: str) -> Probe | None:
-        """The question as each loaded model with notes sees it, or None while search by meaning is not ready."""
+        """The question as each loaded model with notes sees it (a model without notes is not asked: in a vault
+        of English notes the multilingual model has none), or None while search by meaning is not ready."""
         if not self.ready:
             return None
         vectors = {
             number: space.embedder.embed([text])[0]
             for number, space in enumerate(self._spaces)
-            if space.loaded and space.store is not None and (number == 0 or len(space.store))
+            if space.loaded and space.store is not None and len(space.store)
         }
         return Probe(vectors)
+
+    @property
+    def loaded(self) -> bool:
+        """True once every model is loaded."""
+        return all(space.loaded for space in self._spaces)
 
     def nearest(self, probe: Probe, limit: int, *, exclude: str | None = None) -> list[Neighbour]:
         """The notes closest to ``probe``, best first, their similarities on the first model's scale."""
