@@ -278,8 +278,7 @@ class Recall:
                 log.exception("the embedding model %s could not be loaded", space.embedder.name)
                 if space is self._spaces[0]:
                     return
-                # Without the second model its notes are found by words, and new ones go to the first.
-                del self._spaces[1:]
+                self._without(space)
                 break
             with self._changed:
                 space.loaded = True
@@ -293,6 +292,20 @@ class Recall:
         for helper in helpers:
             helper.start()
         self._work()
+
+    def _without(self, space: _Space) -> None:
+        """Go on without ``space``'s model: its notes are embedded by the first model (words find them
+        meanwhile), and so is every note from now on."""
+        with self._changed:
+            self._spaces.remove(space)
+            orphans = space.store.with_vectors() if space.store is not None else set()
+            for path in orphans:
+                self._later.pop(path, None)
+                self._line.setdefault(path, None)
+            self._changed.notify_all()
+        if space.store is not None:
+            space.store.close()
+        log.warning("meaning index: %d notes of %s are embedded by the first model", len(orphans), space.embedder.name)
 
     def _work(self) -> None:
         """Embed batches from the lines until stopped (several threads may: a note is in one batch at a time)."""
@@ -338,9 +351,12 @@ class Recall:
             self._gone = set()
             for path, (_size, _mtime, sha) in self._known.items():
                 answered = zip(known, with_vectors, strict=True)
-                if not any(embedded.get(path) == sha and path in vectors for embedded, vectors in answered):
+                holders = sum(embedded.get(path) == sha and path in vectors for embedded, vectors in answered)
+                if not holders:
                     self._line.setdefault(path, None)
-                elif any(embedded.get(path) != sha for embedded in known):
+                elif holders > 1 or any(embedded.get(path) != sha for embedded in known):
+                    # Another model has not seen this version, or two hold it (a model went missing for a
+                    # while): the second line settles which one keeps it, embedding only where needed.
                     self._later.setdefault(path, None)
             self._opened = True
             self._changed.notify_all()

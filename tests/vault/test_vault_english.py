@@ -230,6 +230,27 @@ def test_without_the_english_model_every_note_goes_to_the_multilingual_one(tmp_p
         assert first(vault, "my notebook is burning my legs") == "Help/My computer gets really hot.md"
 
 
+def test_english_notes_are_embedded_by_the_multilingual_model_when_the_english_one_goes_missing(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    with Vault(root, embedder=MultilingualEmbedder(), english=EnglishEmbedder()) as before:
+        write_notes(before)
+        assert before.wait_for_meaning(WAIT)
+    multilingual = Counting(MultilingualEmbedder())
+    with Vault(root, embedder=multilingual, english=Broken()) as without:
+        assert without.wait_for_meaning(WAIT)
+        assert sorted(t.split("\n")[0] for t in multilingual.texts if "\n" in t) == sorted(p[5:-3] for p in ENGLISH)
+        assert first(without, "my notebook is burning my legs") == "Help/My computer gets really hot.md"
+    # Back with both: the English notes return to the English model, each note held by one model again.
+    english = Counting(EnglishEmbedder())
+    with Vault(root, embedder=MultilingualEmbedder(), english=english) as again:
+        assert again.wait_for_meaning(WAIT)
+        assert english.texts == []  # its vectors of the same versions were kept
+        assert again._recall.embedded() == [3, 5]
+        assert first(again, "grab a snap of my monitor") == "Help/Take a screenshot.md"
+
+
 def test_hostile_notes_go_through_both_models_without_stopping_the_rest(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     (root / "Odd").mkdir(parents=True)
