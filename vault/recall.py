@@ -133,6 +133,7 @@ class Recall:
         self._stop = False
         self._built = False
         self._opened = False
+        self._settled = False  # every model loaded, or dropped for failing to load
         self._thread: threading.Thread | None = None
 
     def start(self, known: dict[str, tuple[int, int, str]]) -> None:
@@ -191,11 +192,11 @@ class Recall:
                 log.exception("the meaning index could not forget %d notes", len(gone))
 
     def wait(self, timeout: float, *, all_notes: bool = True) -> bool:
-        """Wait until search answers by meaning and (``all_notes``) every note in line is embedded by the
-        model it belongs to; False if ``timeout`` seconds pass first."""
+        """Wait until search answers by meaning and (``all_notes``) every model is loaded and every note in line
+        is embedded by the model it belongs to; False if ``timeout`` seconds pass first."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while not self.ready or (all_notes and (self._line or self._later or self._working)):
+            while not self.ready or (all_notes and (not self._settled or self._line or self._later or self._working)):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -289,6 +290,7 @@ class Recall:
         ]
         with self._changed:
             self._helpers = helpers
+            self._settled = True
         for helper in helpers:
             helper.start()
         self._work()
