@@ -22,6 +22,7 @@ similarities of the two are put on one scale (``Embedder.scale``) before they ar
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import re
@@ -90,6 +91,15 @@ def chunk(rel: str, data: bytes) -> Chunked:
         texts.append(f"{title}\n{' '.join(words)}".strip())
         starts.append(start)
     return Chunked(hashlib.sha256(data).hexdigest(), texts, starts)
+
+
+def _give_back_memory() -> None:
+    """Hand the heap that opening the vectors used for a moment (every note's hash, twice) back to the system:
+    glibc keeps it otherwise, 16 MB at 100,000 notes. Elsewhere than glibc, nothing to do."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 @dataclass
@@ -361,6 +371,7 @@ class Recall:
                     # while): the second line settles which one keeps it, embedding only where needed.
                     self._later.setdefault(path, None)
             self._opened = True
+            self._known = {}  # the keyword index's snapshot, needed only here (34 MB at 100,000 notes)
             self._changed.notify_all()
         log.info(
             "meaning index: %s notes embedded by model, %d to embed, %d for a second look",
@@ -369,6 +380,7 @@ class Recall:
             len(self._later),
         )
         self.removed(gone)
+        _give_back_memory()
 
     def _read(self, rel: str) -> bytes | None:
         try:
