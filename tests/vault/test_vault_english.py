@@ -4,16 +4,12 @@ multilingual USE. Real models, real vault folders, real SQLite files."""
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from tests.vault.embedders import WAIT, Counting, Gated
 from vault import EnglishEmbedder, MultilingualEmbedder, Vault
-
-WAIT = 60.0  # seconds for the background thread to embed a handful of notes on a loaded machine
 
 # Everyday help notes in English (written here, after GNOME Help's topics) and notes in German and French.
 NOTES = {
@@ -48,22 +44,6 @@ OTHER_QUESTIONS = {
     "wann fährt mein Schlafwagen": "Reisen/Zugfahrt nach Wien.md",
     "quand vient le réparateur du chauffage": "Maison/Chaudière.md",
 }
-
-
-class Counting:
-    """A real model, counting the texts it is asked to embed (a test double of the Embedder seam)."""
-
-    def __init__(self, real: MultilingualEmbedder | EnglishEmbedder) -> None:
-        self.real = real
-        self.name, self.dim = real.name, real.dim
-        self.texts: list[str] = []
-
-    def load(self) -> None:
-        self.real.load()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts += texts
-        return self.real.embed(texts)
 
 
 def write_notes(vault: Vault) -> None:
@@ -166,25 +146,12 @@ def test_a_vault_indexed_before_the_english_model_gets_a_second_pass_without_re_
     assert kept == {"Kochen/Pfannkuchen.md", "Reisen/Zugfahrt nach Wien.md", "Maison/Chaudière.md"}
 
 
-class Gated(Counting):
-    """The English model, made to wait before embedding notes (a search's question passes) until let go."""
-
-    def __init__(self) -> None:
-        super().__init__(EnglishEmbedder())
-        self.gate = threading.Event()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if any("\n" in text for text in texts):  # a note's chunk: its title, a line break, its words
-            assert self.gate.wait(WAIT), "the test never let the notes through"
-        return super().embed(texts)
-
-
 def test_an_upgraded_vault_answers_by_meaning_with_its_old_vectors_during_the_second_pass(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     with Vault(root, embedder=MultilingualEmbedder()) as before:
         write_notes(before)
         assert before.wait_for_meaning(WAIT)
-    gated = Gated()
+    gated = Gated(EnglishEmbedder())
     with Vault(root, embedder=MultilingualEmbedder(), english=gated) as upgraded:
         try:
             assert upgraded.wait_for_meaning(WAIT, all_notes=False)

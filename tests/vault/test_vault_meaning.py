@@ -5,16 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from vault import MultilingualEmbedder, Vault
-
-WAIT = 60.0  # seconds for the background thread to embed a handful of notes on a loaded machine
+from tests.vault.embedders import WAIT, Counting, Gated
+from vault import Vault
 
 NOTES = {
     ("Recipes", "Ana's lasagne"): "Layers of pasta, ricotta, spinach and tomato sauce. Bake 45 minutes at 180 °C.",
@@ -24,22 +21,6 @@ NOTES = {
     ("Inbox", "Things to do"): "Call the bank about my card, sent them my address already.",
     ("Garden", "Spring plans"): "Tomatoes along the south fence, basil in pots, compost the leaves.",
 }
-
-
-class Counting:
-    """The real model, counting the texts it is asked to embed (a test double of the Embedder seam)."""
-
-    def __init__(self) -> None:
-        self.real = MultilingualEmbedder()
-        self.name, self.dim = self.real.name, self.real.dim
-        self.texts: list[str] = []
-
-    def load(self) -> None:
-        self.real.load()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts += texts
-        return self.real.embed(texts)
 
 
 @pytest.fixture
@@ -123,19 +104,6 @@ def test_a_missing_or_corrupt_meaning_index_is_rebuilt_and_words_answer_meanwhil
         assert reopened.wait_for_meaning(WAIT)
         assert len([text for text in slow.texts if text != "Okafor"]) == len(NOTES)  # each note once
         assert paths(reopened.search("my teeth checkup"))[0] == "Health/Dentist.md"
-
-
-class Gated(Counting):
-    """The real model, made to wait before embedding notes (a search's question passes) until let go."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = threading.Event()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if any("\n" in text for text in texts):  # a note's chunk: its title, a line break, its words
-            assert self.gate.wait(WAIT), "the test never let the notes through"
-        return super().embed(texts)
 
 
 def test_search_answers_by_meaning_with_what_is_embedded_while_the_rest_waits(notes: Vault) -> None:
