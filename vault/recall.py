@@ -17,7 +17,8 @@ its content hash, so a later start has nothing to do for it. A vault indexed bef
 keeps its multilingual vectors and answers with them at once; its notes go through a second, slower line
 after every new or changed note: an English note is embedded again by the English model, any other is only
 marked passed on (read, not embedded again). A question is embedded by each model that has notes, and the
-similarities of the two are put on one scale (``Embedder.scale``) before they are compared.
+two models' nearest notes are ranked together by their cosine similarities as they are (docs/search.md
+measured scaling one model's: it would be tuning on the test questions).
 """
 
 from __future__ import annotations
@@ -110,11 +111,6 @@ class _Space:
     path: Path
     store: VectorStore | None = None  # opened by the thread: None until then
     loaded: bool = False
-
-    @property
-    def scale(self) -> float:
-        """What this model's cosine similarities are multiplied by to compare with the first model's."""
-        return float(getattr(self.embedder, "scale", 1.0))
 
 
 @dataclass(frozen=True)
@@ -231,15 +227,12 @@ class Recall:
         return all(space.loaded for space in self._spaces)
 
     def nearest(self, probe: Probe, limit: int, *, exclude: str | None = None) -> list[Neighbour]:
-        """The notes closest to ``probe``, best first, their similarities on the first model's scale."""
+        """The notes closest to ``probe``, best first, whichever model holds them."""
         found: list[Neighbour] = []
         for number, vector in probe.vectors.items():
-            space = self._spaces[number]
-            if space.store is not None:
-                found += [
-                    Neighbour(n.path, n.score * space.scale, n.start)
-                    for n in space.store.nearest(vector, limit, exclude=exclude)
-                ]
+            store = self._spaces[number].store
+            if store is not None:
+                found += store.nearest(vector, limit, exclude=exclude)
         found.sort(key=lambda n: -n.score)
         return found[:limit]
 
@@ -248,10 +241,9 @@ class Recall:
         wanted = list(paths)
         out: dict[str, Neighbour] = {}
         for number, vector in probe.vectors.items():
-            space = self._spaces[number]
-            if space.store is not None:
-                for path, n in space.store.scores_of(vector, wanted).items():
-                    out[path] = Neighbour(path, n.score * space.scale, n.start)
+            store = self._spaces[number].store
+            if store is not None:
+                out.update(store.scores_of(vector, wanted))
         return out
 
     def embed_now(self, rel: str, timeout: float = 30.0) -> Probe | None:
