@@ -4,6 +4,7 @@ multilingual USE. Real models, real vault folders, real SQLite files."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -141,7 +142,7 @@ def test_a_vault_indexed_before_the_english_model_gets_a_second_pass_without_re_
         assert [t for t in multilingual.texts if "\n" in t] == [] and english.texts == []
         assert again._recall.embedded() == [3, 5]
     # The first model's file kept its vectors for the notes that stay with it.
-    with sqlite3.connect(root / ".vaultbot" / "vectors.db") as db:
+    with closing(sqlite3.connect(root / ".vaultbot" / "vectors.db")) as db:  # a connection's own `with` leaves it open
         kept = {path for (path,) in db.execute("SELECT DISTINCT path FROM chunks WHERE seq >= 0")}
     assert kept == {"Kochen/Pfannkuchen.md", "Reisen/Zugfahrt nach Wien.md", "Maison/Chaudière.md"}
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Dialog, Page, expect
+from playwright.async_api import Browser, Dialog, Locator, Page, expect
 
 from bot.app import App
 from bot.bus import INBOUND, InboundMessage, Sender
@@ -53,6 +53,15 @@ def file_a_task(fake: FakeAnthropic, title: str, content: str, summary: str, *, 
         ),
         api.text(f"Filed under {folder}.", usage={"input_tokens": 1200, "output_tokens": 40}),
     )
+
+
+async def follow(page: Page, link: Locator) -> None:
+    """Click ``link`` and wait until the page it leads to has loaded: a click waits only for the
+    navigation to start, and reading the page before then reads the one being left."""
+    href = await link.get_attribute("href")
+    assert href is not None
+    await link.click()
+    await page.wait_for_url(lambda url: url.endswith(href))
 
 
 async def open_page(browser: Browser, url: str, *, viewport: dict[str, int] = DESKTOP) -> tuple[Page, list[str]]:
@@ -310,29 +319,29 @@ async def test_the_notes_page_pages_through_every_note_without_script_each_linke
     context = await browser.new_context(java_script_enabled=False)
     page = await context.new_page()
     await page.goto(served.url)
-    await page.get_by_role("link", name="Notes", exact=True).click()
+    await follow(page, page.get_by_role("link", name="Notes", exact=True))
     pages: list[list[str]] = []
     while True:
         pages.append(await page.locator("a.note").all_inner_texts())
         older = page.get_by_role("link", name="Older notes →").first
         if not await older.count():
             break
-        await older.click()
+        await follow(page, older)
     seen = [path for shown in pages for path in shown]
     expected = ["Tasks/Buy oat milk.md", "Inbox/call the plumber about the sink.md"]
     expected += [f"Inbox/{text}.md" for text in reversed(captured)]
     assert seen == expected  # every note once, newest first, in pages of at most 50
     assert [len(shown) for shown in pages] == [50, 50, 20]
 
-    await page.get_by_role("link", name="← Newer notes").first.click()
+    await follow(page, page.get_by_role("link", name="← Newer notes").first)
     assert await page.locator("a.note").all_inner_texts() == pages[1]
-    await page.get_by_role("link", name="← Newer notes").first.click()
+    await follow(page, page.get_by_role("link", name="← Newer notes").first)
     assert await page.locator("a.note").all_inner_texts() == pages[0]
     assert await page.get_by_role("link", name="← Newer notes").count() == 0
 
     noted = page.get_by_role("listitem").filter(has_text="call the plumber")
     await expect(noted).to_contain_text("by /note")
-    await noted.get_by_role("link", name=RUN_LINK).click()
+    await follow(page, noted.get_by_role("link", name=RUN_LINK))
     assert page.url.endswith(f"/runs/{runs['/note']}")
     await expect(page.locator("ol.steps")).to_contain_text("vault_write")
     await page.get_by_role("link", name="Inbox/call the plumber about the sink.md").first.click()
