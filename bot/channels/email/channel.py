@@ -14,13 +14,14 @@ import logging
 import sqlite3
 
 from bot.backoff import Backoff, describe
-from bot.bus import Bus, Worker, events_topic, outbound_topic
+from bot.bus import Bus
 from bot.channels.email.access import Access
 from bot.channels.email.imap import ImapError, Mailbox
 from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import read_mail
 from bot.channels.email.receiver import CHANNEL, EmailReceiver, mail_key
 from bot.channels.email.sender import EmailSender, Pacer, Smtp
+from bot.channels.outbox import outbox_workers
 from bot.db import Database
 from bot.settings import EmailSettings
 from bot.store import Store
@@ -85,24 +86,8 @@ class EmailChannel:
         sender = EmailSender(
             settings=settings, bus=bus, store=store, ledger=ledger, smtp=self._smtp, pace=pace or Pacer()
         )
-        self.outbox_worker = Worker(
-            bus,
-            outbound_topic(CHANNEL),
-            sender.deliver,
-            concurrency=8,
-            lease=lease,
-            max_attempts=max_attempts,
-            on_dead=sender.undeliverable,
-            name=CHANNEL,
-        )
-        self.events_worker = Worker(
-            bus,
-            events_topic(CHANNEL),
-            sender.tell,
-            concurrency=4,
-            lease=lease,
-            max_attempts=max_attempts,
-            name=f"{CHANNEL}-events",
+        self.outbox_worker, self.events_worker = outbox_workers(
+            bus, CHANNEL, sender, lease=lease, max_attempts=max_attempts
         )
         self.ready = asyncio.Event()
         self.serving_as = ""

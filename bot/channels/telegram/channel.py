@@ -30,7 +30,8 @@ from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
 from bot.backoff import Backoff
-from bot.bus import Bus, Worker, events_topic, outbound_topic
+from bot.bus import Bus
+from bot.channels.outbox import outbox_workers
 from bot.channels.telegram.access import Access
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import TelegramConflict, TelegramUnreachable, retry_after_seconds
@@ -143,24 +144,8 @@ class TelegramChannel:
         self._stopping = asyncio.Event()  # stop receiving
         self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
         self._grace = 0.0
-        self.outbox_worker = Worker(
-            bus,
-            outbound_topic(CHANNEL),
-            sender.deliver,
-            concurrency=8,
-            lease=lease,
-            max_attempts=max_attempts,
-            on_dead=sender.undeliverable,
-            name=CHANNEL,
-        )
-        self.events_worker = Worker(
-            bus,
-            events_topic(CHANNEL),
-            sender.tell,
-            concurrency=4,
-            lease=lease,
-            max_attempts=max_attempts,
-            name=f"{CHANNEL}-events",
+        self.outbox_worker, self.events_worker = outbox_workers(
+            bus, CHANNEL, sender, lease=lease, max_attempts=max_attempts
         )
 
     async def run(self) -> None:
