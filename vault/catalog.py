@@ -199,9 +199,11 @@ class Catalog:
             return None
         return self.entry(rel, data, stat)
 
-    def record(self, rel: str, data: bytes, stat: os.stat_result) -> None:
-        """Put a note vaultbot just wrote in line for the index, from the bytes it wrote."""
-        self.add(self.entry(rel, data, stat))
+    def record(self, rel: str, data: bytes, stat: os.stat_result) -> str:
+        """Put a note vaultbot just wrote in line for the index, from the bytes it wrote; returns their digest."""
+        entry = self.entry(rel, data, stat)
+        self.add(entry)
+        return entry.sha256
 
     @staticmethod
     def entry(rel: str, data: bytes, stat: os.stat_result, parsed: tuple[dict[str, Any], str] | None = None) -> Entry:

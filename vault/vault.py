@@ -406,9 +406,7 @@ class Vault(Reversible):
         write_atomic(path, data, sync=False)  # the folder is synced once the lock is released
         stat = path.stat()
         self._seen[path.resolve()] = (stat.st_mtime_ns, stat.st_size)
-        entry = self._catalog.entry(self._rel(path), data, stat)
-        self._catalog.add(entry)
-        return entry.sha256
+        return self._catalog.record(self._rel(path), data, stat)
 
     def _load(self, path: Path) -> tuple[dict[str, Any], str]:
         text = path.read_bytes().decode("utf-8", errors="replace")
