@@ -65,6 +65,16 @@ def refusal(decision: str) -> dict[str, Any]:
     )
 
 
+# The allowed call's result when a process stopped while making it.
+INTERRUPTED = failure(
+    "Interrupted: vaultbot stopped while this call was being made, so it may or may not have "
+    "happened. It is not made again; tell the person.",
+    "interrupted",
+)
+# The allowed call's result when the run could not go on before making it.
+NOT_MADE = failure("Not made: vaultbot could not go on after the person allowed this call.", "not_run")
+
+
 def context_of(question: Question) -> ToolContext:
     """The context of the run a question stopped, as it stood."""
     waiting = question.waiting
@@ -176,12 +186,7 @@ class Asking:
             return ToolOutcome(refusal(question.state), is_error=True)
         known = await self.questions.start_call(question.id)
         if known is not None and known.get("calling"):
-            interrupted = failure(
-                "Interrupted: vaultbot stopped while this call was being made, so it may or may not have "
-                "happened. It is not made again; tell the person.",
-                "interrupted",
-            )
-            return ToolOutcome(interrupted, is_error=True)
+            return ToolOutcome(INTERRUPTED, is_error=True)
         if known is not None:
             return ToolOutcome(known["result"], known["is_error"], untrusted=known.get("untrusted"))
         call = question.asked_call
@@ -212,14 +217,8 @@ class Asking:
         """End a suspended run without going on: its turn, with the refusal where the call's result
         would be, goes into the conversation's history (where the model reads it with the next message)."""
         waiting = question.waiting
-        asked, *rest = waiting.calls
-        results = [*waiting.results, tool_result(asked["id"], refusal(decision), True)]
-        results += [tool_result(call["id"], failure(NOT_RUN, "not_run"), True) for call in rest]
         why = WHY[decision]
-        turn = compact(
-            closed([*waiting.turn, {"role": "user", "content": results}], ending_note(f"{why}: not asked again"))
-        )
-        await self._store.append_turn(question.conversation, waiting.inbound_id, turn, tokens=estimate_tokens(turn))
+        await self._keep_turn(question, refusal(decision), True, ending_note(f"{why}: not asked again"))
         await self._record(question, decision, "timeout" if decision == "expired" else "a new message")
         await self._store.finish_run(
             question.run_id,
@@ -230,6 +229,58 @@ class Asking:
             final_text=None,
         )
         await self._tell(question, SHOWN[decision], tap=None, key=f"decision:{question.id}")
+
+    async def give_up(self, question_id: str, told: str) -> None:
+        """After an answer could not be handled (it was dead-lettered): the run it went on with ends
+        failed, its turn goes into history with what became of the asked call, the log says so and the
+        person is told, once. An answer that decided nothing leaves its question open (to its timeout
+        or a new message), and the person is asked to answer again."""
+        question = await self.questions.get(question_id)
+        if question is None or question.state in ("expired", "declined"):  # its run was closed then
+            return
+        if question.state == "asked":
+            again = f"I could not take your answer: {told}. Tap Allow or Deny again, or send a new message."
+            await self._tell(question, again, tap=None, key=f"gave-up:{question.id}", decision=False)
+            return
+        kept = question.outcome
+        if question.state == "denied":
+            result, is_error = refusal("denied"), True
+        elif kept is None:
+            result, is_error = NOT_MADE, True
+        else:  # made, or cut off while being made
+            result, is_error = kept.get("result", INTERRUPTED), kept.get("is_error", True)
+        waiting = question.waiting
+        async with self._db.transaction():
+            if not await self._keep_turn(question, result, is_error, ending_note(f"not answered: {told}")):
+                return  # given up on before a crash
+            await self._store.finish_run(
+                question.run_id,
+                status="failed",
+                reason=f"not answered after the person's answer ({question.state}): {told}",
+                usage=waiting.usage,
+                tools_called=waiting.tools_called,
+                final_text=None,
+            )
+            await self._store.add_interaction(
+                conversation=question.conversation,
+                category="error",
+                summary=f"Could not go on after the person {question.state} {question.tool}: {told}",
+                run_id=question.run_id,
+            )
+            said = f"I could not go on after your answer ({question.tool}): {told}."
+            await self._tell(question, said, tap=None, key=f"gave-up:{question.id}", decision=False)
+
+    async def _keep_turn(self, question: Question, result: dict[str, Any], is_error: bool, ending: str) -> bool:
+        """Put the stopped run's turn into history, closed with ``ending``: ``result`` where the asked
+        call's result goes, and the calls after it not run. False when it was there already."""
+        waiting = question.waiting
+        asked, *rest = waiting.calls
+        results = [*waiting.results, tool_result(asked["id"], result, is_error)]
+        results += [tool_result(call["id"], failure(NOT_RUN, "not_run"), True) for call in rest]
+        turn = compact(closed([*waiting.turn, {"role": "user", "content": results}], ending))
+        return await self._store.append_turn(
+            question.conversation, waiting.inbound_id, turn, tokens=estimate_tokens(turn)
+        )
 
     async def _record(self, question: Question, decision: str, by: str) -> None:
         """Keep the decision in the run's audit trail, where the review page shows it."""

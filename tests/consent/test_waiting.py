@@ -111,3 +111,60 @@ async def test_a_call_cut_off_while_it_was_made_is_not_made_again(
     await bot.settled()
     assert bot.collected() == 1  # made once; the retry of the answer did not make it again
     assert "may or may not have happened" in json.dumps(bot.model.calls[-1])
+
+
+async def test_an_answer_that_never_goes_through_ends_its_run_told_and_closed(
+    attacked: Attack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = await attacked(bus={"max_attempts": 2, "backoff_seconds": 0.01, "backoff_max_seconds": 0.01})
+
+    async def broken(self: Questions, question_id: str) -> Any:
+        raise OSError("disk I/O error")  # on every attempt: the answer is dead-lettered
+
+    monkeypatch.setattr(Questions, "start_call", broken)
+    SOURCES["forward"](bot, orders(steps(bot)["clip query string"]))
+    bot.tap(await bot.question(), "Allow")
+    gave_up = "I could not go on after your answer (clip_link): an internal error, which was logged."
+    await bot.fake.await_for(lambda f: gave_up in f.sent_texts, timeout=30)
+    await bot.settled()
+    run = await run_of(bot)
+    assert run["status"] == "failed" and "not answered after the person's answer (allowed)" in run["reason"]
+    logged = await bot.app.store.list_interactions(limit=50)
+    assert any(i["category"] == "error" and "allowed clip_link" in i["summary"] for i in logged)
+    assert bot.collected() == 0 and bot.fake.sent_texts.count(gave_up) == 1
+    # The next message reads the stopped run as over, with the call not made.
+    bot.say("so, did you send it?")
+    await bot.settled()
+    history = json.dumps(bot.model.calls[-1])
+    assert "Not made: vaultbot could not go on after the person allowed this call" in history
+    assert "Run stopped: not answered" in history
+
+
+async def test_an_answer_that_decides_nothing_leaves_the_question_open_and_says_so(
+    attacked: Attack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = await attacked(bus={"max_attempts": 2, "backoff_seconds": 0.01, "backoff_max_seconds": 0.01})
+    decide = Questions.decide
+    broken: list[str] = []
+
+    async def failing(self: Questions, question_id: str, *args: Any, **kwargs: Any) -> Any:
+        if len(broken) < 2:  # both attempts of the first tap
+            broken.append(question_id)
+            raise OSError("disk I/O error")
+        return await decide(self, question_id, *args, **kwargs)
+
+    monkeypatch.setattr(Questions, "decide", failing)
+    SOURCES["forward"](bot, orders(steps(bot)["clip query string"]))
+    question = await bot.question()
+    bot.tap(question, "Deny")
+    again = (
+        "I could not take your answer: an internal error, which was logged. Tap Allow or Deny again, "
+        "or send a new message."
+    )
+    await bot.fake.await_for(lambda f: again in f.sent_texts, timeout=30)
+    await bot.settled()
+    assert (await run_of(bot))["status"] == "waiting" and shown(bot, question) == ["Allow", "Deny"]
+    bot.tap(question, "Deny")  # the second tap is taken
+    await bot.fake.await_for(lambda f: shown(bot, question) == ["✋ Denied"], timeout=30)
+    await bot.settled()
+    assert bot.collected() == 0
