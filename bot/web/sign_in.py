@@ -12,6 +12,7 @@ import logging
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from bot.sign_in_links import SIGN_IN_PATH
 from bot.web.access import PageAccess, slow_down
 from bot.web.sessions import COOKIE, clear_cookie, set_cookie
 from bot.web.sources import sources
@@ -49,7 +50,7 @@ async def sign_out(request: Request) -> Response:
     session = request.cookies.get(COOKIE)
     if session:
         access.sessions.end(session)
-    headers = {"location": f"{access.root}/sign-in/", "set-cookie": clear_cookie(request.scope, access.root)}
+    headers = {"location": f"{access.root}{SIGN_IN_PATH}/", "set-cookie": clear_cookie(request.scope, access.root)}
     return Response(status_code=303, headers=headers)
 
 
