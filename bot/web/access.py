@@ -104,7 +104,6 @@ class PageAccess:
     def __init__(
         self, token: str, review: ReviewSettings, *, listen: str, clock: Callable[[], float] = time.time
     ) -> None:
-        self._token = token.encode()
         self.token = token
         self.clock = clock
         self.root = review.public_path
@@ -131,7 +130,7 @@ class PageAccess:
 
     def admits_token(self, given: str) -> bool:
         """``given`` is the page's token (compared in constant time)."""
-        return hmac.compare_digest(given.encode(), self._token)
+        return hmac.compare_digest(given.encode(), self.token.encode())
 
     def own_origin(self, scope: Scope, origin: str) -> bool:
         """``origin`` (an ``Origin`` header) is the page's: the request's own scheme and host, or the
