@@ -123,7 +123,8 @@ def _html(text: str, url: str) -> Page:
         include_formatting=True,
         include_tables=True,
         output_format="markdown",
-        date_extraction_params={"extensive_search": False, "original_date": True},
+        # The date is read by published(); trafilatura searches for one anyway: keep that search to the metadata.
+        date_extraction_params={"extensive_search": False},
     )
     markdown = xmltotxt(document.body, True).strip() if document is not None and document.body is not None else ""
     if not markdown:
