@@ -239,7 +239,10 @@ class Asking:
         if question is None or question.state in ("expired", "declined"):  # its run was closed then
             return
         if question.state == "asked":
-            again = f"I could not take your answer: {told}. Tap Allow or Deny again, or send a new message."
+            again = (
+                f"I could not take your answer: {told}. The question is still open: answer it again, "
+                "or send a new message."
+            )
             await self._tell(question, again, tap=None, key=f"gave-up:{question.id}", decision=False)
             return
         kept = question.outcome

@@ -158,8 +158,8 @@ async def test_an_answer_that_decides_nothing_leaves_the_question_open_and_says_
     question = await bot.question()
     bot.tap(question, "Deny")
     again = (
-        "I could not take your answer: an internal error, which was logged. Tap Allow or Deny again, "
-        "or send a new message."
+        "I could not take your answer: an internal error, which was logged. The question is still open: "
+        "answer it again, or send a new message."
     )
     await bot.fake.await_for(lambda f: again in f.sent_texts, timeout=30)
     await bot.settled()
