@@ -88,8 +88,10 @@ def read_mail(raw: bytes) -> Mail:
     if len(references) > MAX_REFERENCES:
         references = [references[0], *references[-(MAX_REFERENCES - 1) :]]
     subject = _one_line(_header(message, "Subject"))[:MAX_SUBJECT]
-    body = new_text(_body_text(message), html=_is_html_only(message), forwarding=_forwarding(subject))
-    files, forwarded, left_out = _parts(message)
+    part = _body_part(message)
+    html = part is not None and part.get_content_type() == "text/html"
+    body = new_text(_decoded(part) if part is not None else "", html=html, forwarding=_forwarding(subject))
+    files, forwarded, left_out = _parts(message, part)
     return Mail(
         message_id=message_id,
         sender=sender,
@@ -183,26 +185,16 @@ def _body_part(message: EmailMessage) -> Message | None:
         return None
 
 
-def _body_text(message: EmailMessage) -> str:
-    part = _body_part(message)
-    return _decoded(part) if part is not None else ""
-
-
-def _is_html_only(message: EmailMessage) -> bool:
-    part = _body_part(message)
-    return part is not None and part.get_content_type() == "text/html"
-
-
 def _inline_forward(body: Body) -> list[Forwarded]:
     return [Forwarded(sender=f.sender, subject=f.subject, date=f.date, text=f.text) for f in body.forwarded]
 
 
-def _parts(message: EmailMessage) -> tuple[list[File], list[Forwarded], int]:
-    """The files of the mail and the messages it forwards as attachments (with their own files)."""
+def _parts(message: EmailMessage, body: Message | None) -> tuple[list[File], list[Forwarded], int]:
+    """The files of the mail and the messages it forwards as attachments (with their own files);
+    ``body`` is the mail's body part, which is no file."""
     files: list[File] = []
     forwarded: list[Forwarded] = []
     left_out = 0
-    body = _body_part(message)
     stack: list[Message] = [message]
     while stack:
         part = stack.pop(0)
