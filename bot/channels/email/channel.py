@@ -186,11 +186,11 @@ class EmailChannel:
             mail = await asyncio.to_thread(read_mail, raw)
         except Exception as exc:  # a mail this code cannot read must not stop the channel
             log.exception("email: mail %s in %s cannot be read; flagged seen and left there", uid, mailbox.name)
-            key = f"email:{mailbox.name}:{mailbox.uidvalidity}:{uid}"
+            key = mail_key(None, mailbox.name, mailbox.uidvalidity, uid)
             await self.receiver.unreadable(key, f"{mailbox.name} (UID {uid})", exc)
             await mailbox.mark_seen(uid)
             return True
-        key = mail_key(mail, mailbox.name, mailbox.uidvalidity, uid)
+        key = mail_key(mail.message_id, mailbox.name, mailbox.uidvalidity, uid)
         try:
             if too_big:
                 outcome = await self.receiver.too_big(mail, key, size, self._max_bytes)

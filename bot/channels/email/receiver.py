@@ -263,10 +263,11 @@ def inbound_id(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def mail_key(mail: Mail, mailbox: str, uidvalidity: int, uid: int) -> str:
-    """A mail's dedupe key: its Message-ID, else where it is (mailbox, UIDVALIDITY, UID)."""
-    if mail.message_id is not None:
-        return f"email:{mail.message_id}"
+def mail_key(message_id: str | None, mailbox: str, uidvalidity: int, uid: int) -> str:
+    """A mail's dedupe key: its Message-ID, else (no Message-ID, or a mail that cannot be read) where
+    it is (mailbox, UIDVALIDITY, UID)."""
+    if message_id is not None:
+        return f"email:{message_id}"
     return f"email:{mailbox}:{uidvalidity}:{uid}"
 
 
