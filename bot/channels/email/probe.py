@@ -14,6 +14,7 @@ import aiosmtplib
 
 from bot.backoff import describe
 from bot.channels.email.imap import ImapError, Mailbox
+from bot.channels.email.sender import smtp_client
 from bot.settings import EmailSettings
 
 
@@ -52,13 +53,7 @@ async def _imap(settings: EmailSettings, timeout: float) -> Probe:
 async def _smtp(settings: EmailSettings, timeout: float) -> Probe:
     assert settings.password is not None
     where = f"{settings.smtp_host}:{settings.smtp_port} ({settings.smtp_security})"
-    client = aiosmtplib.SMTP(
-        hostname=settings.smtp_host,
-        port=settings.smtp_port,
-        use_tls=settings.smtp_security == "ssl",
-        start_tls=settings.smtp_security == "starttls",
-        timeout=timeout,
-    )
+    client = smtp_client(settings, timeout)
     try:
         await client.connect()
         await client.login(settings.username or "", settings.password.get_secret_value())

@@ -105,13 +105,7 @@ class Smtp:
         await self._drop()
         settings = self._settings
         assert settings.password is not None
-        client = aiosmtplib.SMTP(
-            hostname=settings.smtp_host,
-            port=settings.smtp_port,
-            use_tls=settings.smtp_security == "ssl",
-            start_tls=settings.smtp_security == "starttls",
-            timeout=SMTP_TIMEOUT,
-        )
+        client = smtp_client(settings, SMTP_TIMEOUT)
         await client.connect()
         self._client = client
         await client.login(settings.username or "", settings.password.get_secret_value())
@@ -125,6 +119,17 @@ class Smtp:
             await asyncio.wait_for(client.quit(), 5)
         except (aiosmtplib.SMTPException, OSError, TimeoutError):
             client.close()
+
+
+def smtp_client(settings: EmailSettings, timeout: float) -> aiosmtplib.SMTP:
+    """A client for the configured SMTP server, TLS as ``smtp_security`` says; not yet connected."""
+    return aiosmtplib.SMTP(
+        hostname=settings.smtp_host,
+        port=settings.smtp_port,
+        use_tls=settings.smtp_security == "ssl",
+        start_tls=settings.smtp_security == "starttls",
+        timeout=timeout,
+    )
 
 
 class SmtpUnavailable(Exception):
