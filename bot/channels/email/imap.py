@@ -171,8 +171,7 @@ class Mailbox:
 
     async def _until(self, waiting: Any, stopping: asyncio.Event) -> None:
         """Await ``waiting`` until it ends, ``stopping`` is set or the connection is lost."""
-        tasks = [asyncio.ensure_future(waiting), asyncio.ensure_future(stopping.wait())]
-        tasks.append(asyncio.ensure_future(self._lost.wait()))
+        tasks = [asyncio.ensure_future(step) for step in (waiting, stopping.wait(), self._lost.wait())]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -189,15 +188,11 @@ class Mailbox:
             command.close()
             raise ConnectionLost("the IMAP server closed the connection")
         try:
-            response = await self._command(command)
+            response: aioimaplib.Response = await _unless_lost(command, self._lost)
         except (aioimaplib.AioImapException, TimeoutError) as exc:
             raise ImapError(f"{name} failed: {type(exc).__name__}") from None
         if response.result != "OK":
             raise ImapError(f"the IMAP server refused {name}: {_said(response)}")
-        return response
-
-    async def _command(self, command: Any) -> aioimaplib.Response:
-        response: aioimaplib.Response = await _unless_lost(command, self._lost)
         return response
 
 
