@@ -18,7 +18,7 @@ from bot.bus import Bus
 from bot.channels.email.access import Access
 from bot.channels.email.imap import ImapError, Mailbox
 from bot.channels.email.ledger import Ledger
-from bot.channels.email.reading import read_mail
+from bot.channels.email.reading import Mail, read_mail
 from bot.channels.email.receiver import CHANNEL, EmailReceiver, mail_key
 from bot.channels.email.sender import EmailSender, Pacer, Smtp
 from bot.channels.outbox import outbox_workers
@@ -182,17 +182,18 @@ class EmailChannel:
         raw = await mailbox.fetch(uid, headers_only=too_big)
         if raw is None:
             return True  # gone meanwhile (expunged by another client)
+        mail: Mail | None = None
         try:
             mail = await asyncio.to_thread(read_mail, raw)
         except Exception as exc:  # a mail this code cannot read must not stop the channel
-            log.exception("email: mail %s in %s cannot be read; flagged seen and left there", uid, mailbox.name)
-            key = mail_key(None, mailbox.name, mailbox.uidvalidity, uid)
-            await self.receiver.unreadable(key, f"{mailbox.name} (UID {uid})", exc)
-            await mailbox.mark_seen(uid)
-            return True
-        key = mail_key(mail.message_id, mailbox.name, mailbox.uidvalidity, uid)
+            log.exception("email: mail %s in %s cannot be read; logged, flagged seen and left there", uid, mailbox.name)
+            unreadable = exc
+        key = mail_key(None if mail is None else mail.message_id, mailbox.name, mailbox.uidvalidity, uid)
         try:
-            if too_big:
+            if mail is None:
+                await self.receiver.unreadable(key, f"{mailbox.name} (UID {uid})", unreadable)
+                outcome = "logged as unreadable"
+            elif too_big:
                 outcome = await self.receiver.too_big(mail, key, size, self._max_bytes)
             else:
                 outcome = await self.receiver.take(mail, key)
@@ -209,7 +210,8 @@ class EmailChannel:
             return False
         self._store_failures = 0
         await mailbox.mark_seen(uid)
-        log.info("email: mail %s from %s: %s", uid, mail.sender or "no single sender", outcome)
+        sender = mail.sender if mail is not None else None
+        log.info("email: mail %s from %s: %s", uid, sender or "no single sender", outcome)
         return True
 
     async def _pause(self, seconds: float) -> None:

@@ -4,6 +4,7 @@ fails for a while. Nothing is lost, nothing is answered twice."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from types import SimpleNamespace
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from bot.channels.email import channel as channel_module
 from bot.channels.email.imap import ConnectionLost, ImapError, Mailbox
 from bot.channels.email.reading import Mail
+from bot.channels.email.receiver import EmailReceiver
 from bot.settings import EmailSettings
 from tests.channels.email.harness import Serve, email_settings, wait_for
 from tests.channels.email.mails import mail
@@ -124,6 +126,36 @@ async def test_a_mail_that_cannot_be_read_is_logged_not_lost_in_silence(
     assert (
         entry["summary"] == f"An e-mail could not be read (RuntimeError); it is left in INBOX (UID {uid}), marked read"
     )
+
+
+async def test_an_unreadable_mail_whose_log_entry_cannot_be_stored_stays_unseen_and_is_logged_later(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store is locked while an unreadable mail is logged: the channel goes on (it does not stop on
+    the error), the mail stays unseen until its entry is stored, and it is logged once."""
+
+    def fails(raw: bytes) -> Mail:
+        raise RuntimeError("a bug in reading")
+
+    logging_it = EmailReceiver.unreadable
+    locked: list[str] = []
+
+    async def locked_once(self: EmailReceiver, key: str, where: str, error: BaseException) -> None:
+        if not locked:
+            locked.append(key)
+            raise sqlite3.OperationalError("database is locked")
+        await logging_it(self, key, where, error)
+
+    monkeypatch.setattr(channel_module, "read_mail", fails)
+    monkeypatch.setattr(EmailReceiver, "unreadable", locked_once)
+    served = await serve(ScriptedModel(echo))
+    uid = await asyncio.to_thread(dovecot.deliver, mail("poison"))
+    await wait_for(lambda: dovecot.flags()[uid] == {"\\Seen"}, "the mail was flagged once its entry was stored")
+    assert len(locked) == 1 and not served.task.done()
+    errors = [e for e in await served.app.store.list_interactions() if e["category"] == "error"]
+    assert [e["summary"] for e in errors] == [
+        f"An e-mail could not be read (RuntimeError); it is left in INBOX (UID {uid}), marked read"
+    ]
 
 
 async def test_a_server_that_closes_before_greeting_fails_the_connection_at_once(smtp: RecordingSmtp) -> None:
