@@ -207,14 +207,15 @@ class ReminderBook:
             )
             if not moved:  # another instance fired it, or it was cancelled meanwhile
                 return 0
-            await self._publish(row, text, key, now)
-            await self._log(row["conversation"], f"Reminder {row['id']} fired: {row['text']}")
+            if await self._publish(row, text, key, now):  # a task past the day's cap is logged as skipped
+                await self._log(row["conversation"], f"Reminder {row['id']} fired: {row['text']}")
         return 1
 
-    async def _publish(self, row: Row, text: str, key: str, now: datetime) -> None:
+    async def _publish(self, row: Row, text: str, key: str, now: datetime) -> bool:
+        """Send the reminder, or start the scheduled task; False when the task was skipped (the day's cap)."""
         conversation, channel, recipient = row["conversation"], row["channel"], row["recipient"]
         if row["run_model"] and not await self._may_run_model(row, now):
-            return
+            return False
         if row["run_model"]:
             message = InboundMessage(
                 id=key.replace(":", "-"),
@@ -226,11 +227,12 @@ class ReminderBook:
                 meta={"reply_to": recipient, "reminder": row["id"]},
             )
             await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
-            return
+            return True
         reply = OutboundMessage(
             channel=channel, conversation=conversation, recipient=recipient, text=f"⏰ {text}", in_reply_to=key
         )
         await self._bus.publish(outbound_topic(channel), reply, conversation=conversation, dedupe_key=key)
+        return True
 
     async def _may_run_model(self, row: Row, now: datetime) -> bool:
         """Count one scheduled task against its conversation's cap for the day; past the cap, it is

@@ -57,6 +57,8 @@ async def test_tasks_past_the_days_cap_are_skipped_and_the_person_told_once(
         (outbound_topic("terminal"),),
     )
     assert len(told) == 1 and "3 times in this chat today" in told[0]["payload"]
+    logged = [i["summary"] for i in await app.store.list_interactions(limit=50)]
+    assert sum(" fired: " in s for s in logged) == 3 and sum(" skipped: " in s for s in logged) == 7
     dial.advance(hours=23)  # the next day (in Berlin): the cap starts again
     await app.reminders.fire_due()
     runs = await app.db.fetchall("SELECT payload FROM bus_messages WHERE topic = ?", (INBOUND,))
