@@ -216,18 +216,10 @@ class Asking:
     async def _close(self, question: Question, decision: str) -> None:
         """End a suspended run without going on: its turn, with the refusal where the call's result
         would be, goes into the conversation's history (where the model reads it with the next message)."""
-        waiting = question.waiting
         why = WHY[decision]
         await self._keep_turn(question, refusal(decision), True, ending_note(f"{why}: not asked again"))
         await self._record(question, decision, "timeout" if decision == "expired" else "a new message")
-        await self._store.finish_run(
-            question.run_id,
-            status="stopped",
-            reason=f"{question.tool} was not run: {why}",
-            usage=waiting.usage,
-            tools_called=waiting.tools_called,
-            final_text=None,
-        )
+        await self._end_run(question, "stopped", f"{question.tool} was not run: {why}")
         await self._tell(question, SHOWN[decision], tap=None, key=f"decision:{question.id}")
 
     async def give_up(self, question_id: str, told: str) -> None:
@@ -252,17 +244,11 @@ class Asking:
             result, is_error = NOT_MADE, True
         else:  # made, or cut off while being made
             result, is_error = kept.get("result", INTERRUPTED), kept.get("is_error", True)
-        waiting = question.waiting
         async with self._db.transaction():
             if not await self._keep_turn(question, result, is_error, ending_note(f"not answered: {told}")):
                 return  # given up on before a crash
-            await self._store.finish_run(
-                question.run_id,
-                status="failed",
-                reason=f"not answered after the person's answer ({question.state}): {told}",
-                usage=waiting.usage,
-                tools_called=waiting.tools_called,
-                final_text=None,
+            await self._end_run(
+                question, "failed", f"not answered after the person's answer ({question.state}): {told}"
             )
             await self._store.add_interaction(
                 conversation=question.conversation,
@@ -272,6 +258,18 @@ class Asking:
             )
             said = f"I could not go on after your answer ({question.tool}): {told}."
             await self._tell(question, said, tap=None, key=f"gave-up:{question.id}", decision=False)
+
+    async def _end_run(self, question: Question, status: str, reason: str) -> None:
+        """End the run ``question`` stopped, with what it had used and called by then."""
+        waiting = question.waiting
+        await self._store.finish_run(
+            question.run_id,
+            status=status,
+            reason=reason,
+            usage=waiting.usage,
+            tools_called=waiting.tools_called,
+            final_text=None,
+        )
 
     async def _keep_turn(self, question: Question, result: dict[str, Any], is_error: bool, ending: str) -> bool:
         """Put the stopped run's turn into history, closed with ``ending``: ``result`` where the asked
