@@ -1,4 +1,7 @@
-"""Receiving: one mail → access check → (files saved) → a durable inbound message.
+"""Receiving: one mail's header → access check → its body read → (files saved) → a durable inbound message.
+
+Who before what: the access decision reads the bounded header alone, and only a served mail's body is
+fetched and read (``read``, which the channel runs in a bounded process of its own).
 
 Each mail is taken once (see :mod:`bot.channels.email.ledger`): its row and what it becomes (the inbound
 message on the bus, or the ``access_denied`` entry of a refused one) are one transaction, and the files
@@ -15,6 +18,7 @@ import hashlib
 import logging
 import mimetypes
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.bus import (
@@ -29,6 +33,8 @@ from bot.bus import (
     outbound_topic,
 )
 from bot.channels.email.access import Access
+from bot.channels.email.bounded import Unreadable
+from bot.channels.email.headers import Headers
 from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import File, Forwarded, Mail
 from bot.db import Database
@@ -78,19 +84,26 @@ class EmailReceiver:
         self._ledger = ledger
         self._strangers = Strangers(store)
 
-    async def take(self, mail: Mail, key: str) -> str:
+    async def take(self, headers: Headers, key: str, read: Callable[[], Awaitable[Mail]], where: str) -> str:
         """Take one mail (stored on the bus, refused, or passed over as automatic); what became of it,
-        for the log line. A mail taken before (a restart before it was flagged) is left as it was."""
+        for the log line. Its body is read (``read``) only when its sender is served. A mail taken before
+        (a restart before it was flagged) is left as it was."""
         if await self._ledger.taken(key):
             return "taken before"
-        verdict = self._access.decide(mail)
-        conversation = conversation_of(mail.sender or "unknown")
+        verdict = self._access.decide(headers)
+        conversation = conversation_of(headers.sender or "unknown")
         if verdict.decision == "ignore":
             await self._ledger.record(key, "ignored", conversation)
             return f"not answered: {verdict.reason}"
         if verdict.decision == "refuse":
-            await self._refuse(mail, key, conversation, forged=verdict.forged)
+            await self._refuse(headers, key, conversation, forged=verdict.forged)
             return f"refused: {verdict.reason}"
+        try:
+            mail = await read()
+        except Unreadable as exc:
+            why = f"I could not read it: {exc}"
+            await self._tell_sender(headers, key, "unreadable", why, f"could not be read ({exc}); it is left in {where}")
+            return f"unreadable ({exc}): the sender is told"
         saved = await self._save(mail.files)
         message = inbound(mail, key, saved)
         async with self._db.transaction():
@@ -99,57 +112,62 @@ class EmailReceiver:
                 "published",
                 conversation,
                 inbound_id=message.id,
-                message_id=mail.message_id,
-                references=mail.references,
-                subject=mail.subject,
+                message_id=headers.message_id,
+                references=headers.references,
+                subject=headers.subject,
             ):
                 await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
         return "stored"
 
-    async def too_big(self, mail: Mail, key: str, size: int, limit: int) -> str:
+    async def too_big(self, headers: Headers, key: str, size: int, limit: int) -> str:
         """A mail over ``limit`` bytes, read from its header alone: an allowed sender is told, once."""
         if await self._ledger.taken(key):
             return "taken before"
-        verdict = self._access.decide(mail)
-        conversation = conversation_of(mail.sender or "unknown")
-        if verdict.decision != "serve":
-            return await self.take(mail, key)
-        assert mail.sender is not None
+        if self._access.decide(headers).decision != "serve":
+            return await self.take(headers, key, _never_read, "")
+        why = (
+            f"it is too big for me: {size / 1_048_576:.0f} MB, and I take mail up to {limit // 1_048_576} MB. "
+            "Send the files in smaller mails, or a link."
+        )
+        await self._tell_sender(headers, key, "too_big", why, f"was too big to take ({size:,} bytes)")
+        return "too big: the sender is told"
+
+    async def _tell_sender(self, headers: Headers, key: str, outcome: str, why: str, logged: str) -> None:
+        """A served sender's mail that is not taken (``outcome``): they are told ``why``, the log says it
+        ``logged``, once."""
+        assert headers.sender is not None
+        conversation = conversation_of(headers.sender)
         notice = OutboundMessage(
             channel=CHANNEL,
             conversation=conversation,
-            recipient=mail.sender,
-            text=(
-                f"Your mail “{mail.subject or '(no subject)'}” is too big for me: {size / 1_048_576:.0f} MB, "
-                f"and I take mail up to {limit // 1_048_576} MB. Send the files in smaller mails, or a link."
-            ),
+            recipient=headers.sender,
+            text=f"Your mail “{headers.subject or '(no subject)'}” did not reach me: {why}",
             in_reply_to=inbound_id(key),
             kind="notice",
         )
         async with self._db.transaction():
             if await self._ledger.record(
                 key,
-                "too_big",
+                outcome,
                 conversation,
                 inbound_id=notice.in_reply_to,
-                message_id=mail.message_id,
-                references=mail.references,
-                subject=mail.subject,
+                message_id=headers.message_id,
+                references=headers.references,
+                subject=headers.subject,
             ):
                 await self._bus.publish(
-                    outbound_topic(CHANNEL), notice, conversation=conversation, dedupe_key=f"{key}:too-big"
+                    outbound_topic(CHANNEL), notice, conversation=conversation, dedupe_key=f"{key}:{outcome}"
                 )
                 await self._store.add_interaction(
                     conversation=conversation,
                     category="error",
-                    summary=f"A mail from {mail.sender} was too big to take ({size:,} bytes): {mail.subject}",
+                    summary=f"A mail from {headers.sender} {logged}: {headers.subject}",
                     run_id=None,
                 )
-        return "too big: the sender is told"
 
     async def unreadable(self, key: str, where: str, error: BaseException) -> None:
-        """A mail this code could not read: it goes in the log (``vaultbot log``), once, so it is not lost
-        without a word; it stays in the mailbox."""
+        """A mail whose header this code could not read: it goes in the log (``vaultbot log``), once, so it
+        is not lost without a word; it stays in the mailbox."""
         async with self._db.transaction():
             if await self._ledger.record(key, "unreadable", conversation_of("unknown")):
                 await self._store.add_interaction(
@@ -159,7 +177,7 @@ class EmailReceiver:
                     run_id=None,
                 )
 
-    async def _refuse(self, mail: Mail, key: str, conversation: str, forged: bool) -> None:
+    async def _refuse(self, mail: Headers, key: str, conversation: str, forged: bool) -> None:
         """Log a refused mail as every channel logs strangers (:class:`bot.store.Strangers`: one entry per
         sender and hour that counts their mails, and a cap on how many senders are logged one by one), so a
         flood of forged or strangers' mail costs a bounded log. Nobody is answered by mail."""
@@ -202,17 +220,18 @@ class EmailReceiver:
 def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
     """The inbound message of a served mail. Its id comes from the mail's dedupe key, so the message
     built again for the same mail (after a crash) is the same message."""
-    assert mail.sender is not None
+    headers = mail.headers
+    assert headers.sender is not None
     return InboundMessage(
         id=inbound_id(key),
         channel=CHANNEL,
-        conversation=conversation_of(mail.sender),
-        sender=Sender(id=mail.sender, name=mail.sender_name),
+        conversation=conversation_of(headers.sender),
+        sender=Sender(id=headers.sender, name=headers.sender_name),
         text=compose_text(mail, saved),
         meta={
-            "reply_to": mail.sender,
-            "message_id": mail.message_id,
-            "subject": mail.subject,
+            "reply_to": headers.sender,
+            "message_id": headers.message_id,
+            "subject": headers.subject,
             "attachments": [*saved.images, *([saved.document] if saved.document else []), *saved.others],
             "files_left_out": mail.files_left_out,
         },
@@ -243,7 +262,7 @@ def compose_text(mail: Mail, saved: Saved) -> str:
     arguments on that line (``/find oat``) the line alone, so the rest of the mail is not taken for
     them; without (``/note``), the body below is its argument."""
     body = mail.text.strip()
-    subject = PREFIXES.sub("", mail.subject).strip()
+    subject = PREFIXES.sub("", mail.headers.subject).strip()
     first = body.partition("\n")[0]
     if first.startswith("/"):
         return "\n".join([first if " " in first.strip() else body, *saved.lines])
@@ -253,9 +272,14 @@ def compose_text(mail: Mail, saved: Saved) -> str:
     parts += saved.lines
     if mail.files_left_out:
         parts.append(f"[{mail.files_left_out} more attached file(s) were not kept: at most 20 per mail.]")
+    parts += [f"[vaultbot: {what}.]" for what in mail.left_out]
     if body:
         parts.append(body)
     return "\n".join(parts)
+
+
+async def _never_read() -> Mail:
+    raise AssertionError("a mail that is not served is never read")
 
 
 def inbound_id(key: str) -> str:
