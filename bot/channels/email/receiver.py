@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from bot.bus import (
     INBOUND,
+    Answer,
     Audio,
     Bus,
     Document,
@@ -37,6 +38,7 @@ from bot.channels.email.bounded import Unreadable
 from bot.channels.email.headers import Headers
 from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import File, Forwarded, Mail
+from bot.consent import Questions
 from bot.db import Database
 from bot.images import is_image_path
 from bot.store import Store, Strangers
@@ -48,6 +50,9 @@ CHANNEL = "email"
 ATTACHMENTS = "Attachments"
 # The reply and subject prefixes mail clients put before a subject, in a few languages.
 PREFIXES = re.compile(r"^\s*((re|aw|sv|antw|vs|wg|fwd?|tr|rv|odp|res)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
+# The first word of a reply to a question for consent that answers it (bot.channels.email.sender).
+CHOICES = {"allow": "allow", "yes": "allow", "deny": "deny", "no": "deny"}
+_FIRST_WORD = re.compile(r"\W*([^\W\d_]+)")
 IMAGE_TYPES = {"image/jpeg": ".jpg", "image/png": ".png", "image/webp": ".webp", "image/gif": ".gif"}
 
 
@@ -83,6 +88,8 @@ class EmailReceiver:
         self._notes = notes
         self._ledger = ledger
         self._strangers = Strangers(store)
+        self._questions = Questions(db)
+        self._question_id = re.compile(rf"^<vaultbot\.question\.([0-9a-f]{{1,64}})@{re.escape(access.address.rsplit('@', 1)[1])}>$")
 
     async def take(self, headers: Headers, key: str, read: Callable[[], Awaitable[Mail]], where: str) -> str:
         """Take one mail (stored on the bus, refused, or passed over as automatic); what became of it,
@@ -104,6 +111,29 @@ class EmailReceiver:
             why = f"I could not read it: {exc}"
             await self._tell_sender(headers, key, "unreadable", why, f"could not be read ({exc}); it is left in {where}")
             return f"unreadable ({exc}): the sender is told"
+        answer = await self._answer(mail, conversation)
+        if answer is not None:
+            message = InboundMessage(
+                id=inbound_id(key),
+                channel=CHANNEL,
+                conversation=conversation,
+                sender=Sender(id=mail.headers.sender or "", name=mail.headers.sender_name),
+                text="",
+                answer=answer,
+                meta={"reply_to": mail.headers.sender, "message_id": headers.message_id},
+            )
+            async with self._db.transaction():
+                if await self._ledger.record(
+                    key,
+                    "published",
+                    conversation,
+                    inbound_id=message.id,
+                    message_id=headers.message_id,
+                    references=headers.references,
+                    subject=headers.subject,
+                ):
+                    await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
+            return f"an answer to question {answer.question}: {answer.choice}"
         saved = await self._save(mail.files)
         message = inbound(mail, key, saved)
         async with self._db.transaction():
@@ -118,6 +148,23 @@ class EmailReceiver:
             ):
                 await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
         return "stored"
+
+    async def _answer(self, mail: Mail, conversation: str) -> Answer | None:
+        """The answer ``mail`` gives to a question for consent: a reply to the question's mail whose first
+        word is allow/yes or deny/no, from the person of the question's conversation; else None (a mail
+        like any other)."""
+        headers = mail.headers
+        replied = [*headers.in_reply_to, *headers.references[-2:]]
+        question_id = next((m.group(1) for m in map(self._question_id.match, replied) if m), None)
+        word = _FIRST_WORD.match(mail.text)
+        choice = CHOICES.get(word.group(1).casefold()) if word else None
+        if question_id is None or choice is None:
+            return None
+        question = await self._questions.get(question_id)
+        if question is None or question.conversation != conversation:
+            log.warning("email: %s answered a question of another conversation; taken as a message", headers.sender)
+            return None
+        return Answer(question=question_id, choice=choice)  # type: ignore[arg-type]
 
     async def too_big(self, headers: Headers, key: str, size: int, limit: int) -> str:
         """A mail over ``limit`` bytes, read from its header alone: an allowed sender is told, once."""
