@@ -77,8 +77,8 @@ def _read_in_child(raw: bytes, limits: Limits) -> Mail:
 
 def _child(answer: Connection, raw: bytes, limits: Limits) -> None:
     """In the child: set the limits, read, send back what came of it."""
-    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 2))
+    _lower(resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes)
+    _lower(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 2)
     # The soft CPU limit's signal is a Python exception here, so an answer goes back; the hard one kills.
     signal.signal(signal.SIGXCPU, _time_up)
     try:
@@ -93,6 +93,14 @@ def _child(answer: Connection, raw: bytes, limits: Limits) -> None:
         _send(answer, ("error", f"this code could not read it ({type(exc).__name__})"))
     finally:
         answer.close()
+
+
+def _lower(which: int, soft: int, hard: int) -> None:
+    """Set a limit, never above the one the bot runs under (a process may only lower its hard limit)."""
+    _, current = resource.getrlimit(which)
+    if current != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current), min(hard, current)
+    resource.setrlimit(which, (soft, hard))
 
 
 class _TimeUp(BaseException):
