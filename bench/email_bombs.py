@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-MEASURE = """
+MEASURE = r"""
 import json, re, sys, time
 sys.path.insert(0, sys.argv[1])
 sys.setrecursionlimit(10_000)

@@ -40,6 +40,9 @@ class Limits:
     wall_seconds: float = 60.0
 
 
+LIMITS = Limits()
+
+
 async def read_bounded(raw: bytes, limits: Limits) -> Mail:
     """``raw`` read in a child within ``limits``; :class:`Unreadable` when it crossed one."""
     return await asyncio.to_thread(_read_in_child, raw, limits)

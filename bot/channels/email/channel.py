@@ -17,7 +17,7 @@ import time
 from bot.backoff import Backoff, describe
 from bot.bus import Bus
 from bot.channels.email.access import Access
-from bot.channels.email.bounded import Limits, Unreadable, read_bounded
+from bot.channels.email.bounded import LIMITS, Limits, Unreadable, read_bounded
 from bot.channels.email.headers import MAX_HEADER_BYTES, read_headers
 from bot.channels.email.imap import ImapError, Mailbox
 from bot.channels.email.ledger import Ledger
@@ -62,7 +62,7 @@ class EmailChannel:
         poll_interval: float = POLL_SECONDS,
         reconnect: Backoff = RECONNECT,
         max_mail_bytes: int = MAX_MAIL_BYTES,
-        limits: Limits = Limits(),
+        limits: Limits = LIMITS,
         max_attempts: int = 10,
         lease: float = 30.0,
     ) -> None:

@@ -15,7 +15,6 @@ import re
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
-
 from typing import Any
 
 from markdown_it import MarkdownIt

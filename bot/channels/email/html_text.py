@@ -73,10 +73,12 @@ class _Reader(HTMLParser):
 
     def _open_visible(self, tag: str, values: dict[str, str | None]) -> str:
         """Write what opens ``tag``; return what closes it."""
-        if tag in _BLOCKS:
+        if tag in ("ul", "ol") and self._lists:
+            self._line()  # a list inside a list item: on the next line, no blank one
+        elif tag in _BLOCKS:
             self._block()
         if tag == "li":
-            self._block()
+            self._line()
             self._write("  " * max(self._lists - 1, 0) + "- ")
         elif tag in _EMPHASIS:
             self._write(_EMPHASIS[tag])
@@ -106,7 +108,9 @@ class _Reader(HTMLParser):
             self._quotes -= 1
         if tag in ("ul", "ol"):
             self._lists -= 1
-        if tag in _BLOCKS or tag == "li":
+        if tag == "li" or (tag in ("ul", "ol") and self._lists):
+            self._line()
+        elif tag in _BLOCKS:
             self._block()
 
     def handle_data(self, data: str) -> None:
@@ -128,6 +132,10 @@ class _Reader(HTMLParser):
     def _newline(self) -> None:
         self.out.append("\n")
         self._at_line_start = True
+
+    def _line(self) -> None:
+        if not self._at_line_start:
+            self._newline()
 
     def _block(self, text: str = "") -> None:
         if not self._at_line_start:

@@ -49,7 +49,8 @@ _ATTRIBUTION = re.compile(rf"(?:{_WROTE})\s*[:：]\s*$", re.IGNORECASE)
 # An attribution line must also say when or who: a date, a time, a year, or an address.
 _WHEN_OR_WHO = re.compile(r"\d{1,2}[:.]\d{2}|\d{4}|@|\d{1,2}[./-]\d{1,2}|年|년")
 _OPENERS = re.compile(
-    r"^(?:on|am|le|el|il|em|no dia|op|w dniu|dnia|wiadomość napisana przez|\d|[a-zа-яçğıöşü]{2,4}[.,]|.{0,200}<[^<>\s]+@)",
+    r"^(?:on|am|le|el|il|em|no dia|op|w dniu|dnia|wiadomość napisana przez|\d|[a-zа-яçğıöşü]{2,4}[.,]"
+    r"|.{0,200}<[^<>\s]+@)",
     re.IGNORECASE,
 )
 # Gmail's form in any language: a time of day, then an address in angle brackets and a colon at the end.
@@ -94,7 +95,9 @@ _OTHER_FIELDS = (
 )
 _FIELD = re.compile(rf"^[\s>*]*(?P<name>{_FROM_FIELD}|{_OTHER_FIELDS})\s*[*]?\s*[:：]\s*(?P<value>.*)$", re.IGNORECASE)
 _FROM = re.compile(rf"^(?:{_FROM_FIELD})$", re.IGNORECASE)
-_SUBJECT = re.compile(r"^(?:subject|betreff|objet|asunto|oggetto|assunto|onderwerp|тема|konu|temat|제목|件名|主题|主旨)$")
+_SUBJECT = re.compile(
+    r"^(?:subject|betreff|objet|asunto|oggetto|assunto|onderwerp|тема|konu|temat|제목|件名|主题|主旨)$"
+)
 _DATE = re.compile(
     r"^(?:date|sent|datum|gesendet|envoyé|fecha|enviado|data|inviato|verzonden|дата|отправлено|tarih|"
     r"gönderildi|gönderilme|wysłano|보낸\s*날짜|送信日時|日付|发送时间|日期|寄件日期)$",
@@ -150,7 +153,9 @@ def split(text: str) -> Split:
     new = _before_signature(lines[:end])
     while new and (not new[-1].strip() or _RULE.match(new[-1][:MAX_LINE])):
         new.pop()  # the blank lines and the rule Outlook puts above its header block
-    quoted = [_quoted(lines[start : (starts[n + 1] if n + 1 < len(starts) else len(lines))]) for n, start in enumerate(starts)]
+    quoted = [
+        _quoted(lines[start : (starts[n + 1] if n + 1 < len(starts) else len(lines))]) for n, start in enumerate(starts)
+    ]
     return Split("\n".join(new).strip(), quoted, forwards)
 
 
@@ -208,7 +213,15 @@ def _quoted(lines: list[str]) -> Quoted:
                 break
             continue
         name, value = match.group("name").strip().lower(), match.group("value").strip()
-        kind = "from" if _FROM.match(name) else "subject" if _SUBJECT.match(name) else "date" if _DATE.match(name) else name
+        kind = (
+            "from"
+            if _FROM.match(name)
+            else "subject"
+            if _SUBJECT.match(name)
+            else "date"
+            if _DATE.match(name)
+            else name
+        )
         fields.setdefault(kind, value)
         body_from = offset + 1
     if _FIELD.match(lines[0][:MAX_LINE]):  # an Outlook block starts with its From line itself

@@ -168,7 +168,9 @@ def _parts(message: Message, body: Message | None, left_out: list[str]) -> tuple
                 deeper += 1
                 continue
             forwarded.append(_forwarded(inner))
-            stack.extend((child, depth + 1) for child in _children(inner))
+            # A forwarded message that is itself only a forwarded message is the next level down.
+            nested = [inner] if inner.get_content_type() == "message/rfc822" else _children(inner)
+            stack.extend((child, depth + 1) for child in nested)
             continue
         if part.is_multipart():
             stack.extend((child, depth) for child in _children(part))

@@ -89,7 +89,9 @@ class EmailReceiver:
         self._ledger = ledger
         self._strangers = Strangers(store)
         self._questions = Questions(db)
-        self._question_id = re.compile(rf"^<vaultbot\.question\.([0-9a-f]{{1,64}})@{re.escape(access.address.rsplit('@', 1)[1])}>$")
+        self._question_id = re.compile(
+            rf"^<vaultbot\.question\.([0-9a-f]{{1,64}})@{re.escape(access.address.rsplit('@', 1)[1])}>$"
+        )
 
     async def take(self, headers: Headers, key: str, read: Callable[[], Awaitable[Mail]], where: str) -> str:
         """Take one mail (stored on the bus, refused, or passed over as automatic); what became of it,
@@ -109,7 +111,9 @@ class EmailReceiver:
             mail = await read()
         except Unreadable as exc:
             why = f"I could not read it: {exc}"
-            await self._tell_sender(headers, key, "unreadable", why, f"could not be read ({exc}); it is left in {where}")
+            await self._tell_sender(
+                headers, key, "unreadable", why, f"could not be read ({exc}); it is left in {where}"
+            )
             return f"unreadable ({exc}): the sender is told"
         answer = await self._answer(mail, conversation)
         if answer is not None:
@@ -209,18 +213,6 @@ class EmailReceiver:
                     conversation=conversation,
                     category="error",
                     summary=f"A mail from {headers.sender} {logged}: {headers.subject}",
-                    run_id=None,
-                )
-
-    async def unreadable(self, key: str, where: str, error: BaseException) -> None:
-        """A mail whose header this code could not read: it goes in the log (``vaultbot log``), once, so it
-        is not lost without a word; it stays in the mailbox."""
-        async with self._db.transaction():
-            if await self._ledger.record(key, "unreadable", conversation_of("unknown")):
-                await self._store.add_interaction(
-                    conversation=conversation_of("unknown"),
-                    category="error",
-                    summary=f"An e-mail could not be read ({type(error).__name__}); it is left in {where}, marked read",
                     run_id=None,
                 )
 

@@ -65,7 +65,11 @@ def test_bombs_from_strangers_and_from_ann_leave_the_bot_serving_under_a_memory_
     vaultbot_run: RunVaultbot, fake_anthropic: FakeAnthropic, smtp: RecordingSmtp, dovecot: Dovecot
 ) -> None:
     fake_anthropic.handler = lambda body: api.text("Noted.")
-    env = {**email_env(dovecot, smtp), "ANTHROPIC_API_KEY": "sk-ant-bombs", "ANTHROPIC_BASE_URL": fake_anthropic.base_url}
+    env = {
+        **email_env(dovecot, smtp),
+        "ANTHROPIC_API_KEY": "sk-ant-bombs",
+        "ANTHROPIC_BASE_URL": fake_anthropic.base_url,
+    }
     process = vaultbot_run(**env)
     dovecot.deliver(mail("first"))
     wait_until(lambda: len(smtp.received) == 1, "the first mail was answered", process)

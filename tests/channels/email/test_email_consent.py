@@ -64,7 +64,9 @@ async def test_the_question_mail_says_how_to_answer_and_holds_no_remote_image(
     assert OBEY not in profile(served)
 
 
-@pytest.mark.parametrize(("word", "allowed"), [("Allow", True), ("yes, go ahead", True), ("deny", False), ("No.", False)])
+@pytest.mark.parametrize(
+    ("word", "allowed"), [("Allow", True), ("yes, go ahead", True), ("deny", False), ("No.", False)]
+)
 async def test_a_reply_in_the_thread_decides_the_question(
     serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, word: str, allowed: bool
 ) -> None:

@@ -62,7 +62,7 @@ REPLY_LINES = {
     "ja thunderbird": "2026/11/23 14:05, Bob wrote:",
     "zh gmail": f"{BOB} 于2026年11月23日周一 14:05写道：",
     "zh apple": f"2026年11月23日 14:05，{BOB} 写道：",
-    "en gmail wrapped": f"On Mon, 23 Nov 2026 at 14:05, Bob Example Longname\n<bob@example.net> wrote:",
+    "en gmail wrapped": "On Mon, 23 Nov 2026 at 14:05, Bob Example Longname\n<bob@example.net> wrote:",
 }
 REPLY_LINES |= {
     f"{language} outlook": "________________________________\n"
