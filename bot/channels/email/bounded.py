@@ -6,8 +6,9 @@ child process with an address-space limit (``RLIMIT_AS``), a processor-time limi
 a wall-clock deadline: a mail past any of them costs its own child and nothing else (the bot, its
 event loop and the other channels go on), and is :class:`Unreadable`, saying which limit it crossed.
 
-The children come from multiprocessing's fork server, which has the reading code imported already, so
-a reading costs a fork (a few milliseconds), not the start of a Python. The wait happens in a thread.
+The children come from multiprocessing's fork server, which has the reading code (and the program's main
+script) imported already, so a reading costs a fork (a few milliseconds), not the start of a Python.
+The wait happens in a thread.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ from multiprocessing.connection import Connection
 from bot.channels.email.reading import Mail, read_mail
 
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload(["bot.channels.email.reading"])
+# bot.cli too: a child first runs the program's main script again (multiprocessing does so for a main
+# given by path, as the ``vaultbot`` console script is), and that script imports bot.cli; imported here
+# once, the child finds it imported and the run costs nothing.
+_CONTEXT.set_forkserver_preload(["bot.cli", "bot.channels.email.reading"])
 
 
 class Unreadable(Exception):
@@ -32,10 +36,10 @@ class Unreadable(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """What reading one mail may take. The child's address space includes the interpreter and the
-    reading code (about 100 MB), and the mail itself, which is at most 25 MB."""
+    """What reading one mail may take: ``memory_bytes`` of address space beyond what the child has at its
+    start (the interpreter and the reading code), which holds the mail itself (at most 25 MB)."""
 
-    memory_bytes: int = 1024 * 1024 * 1024
+    memory_bytes: int = 768 * 1024 * 1024
     cpu_seconds: int = 20
     wall_seconds: float = 60.0
 
@@ -80,7 +84,8 @@ def _read_in_child(raw: bytes, limits: Limits) -> Mail:
 
 def _child(answer: Connection, raw: bytes, limits: Limits) -> None:
     """In the child: set the limits, read, send back what came of it."""
-    _lower(resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes)
+    most = _address_space() + limits.memory_bytes
+    _lower(resource.RLIMIT_AS, most, most)
     _lower(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 2)
     # The soft CPU limit's signal is a Python exception here, so an answer goes back; the hard one kills.
     signal.signal(signal.SIGXCPU, _time_up)
@@ -96,6 +101,13 @@ def _child(answer: Connection, raw: bytes, limits: Limits) -> None:
         _send(answer, ("error", f"this code could not read it ({type(exc).__name__})"))
     finally:
         answer.close()
+
+
+def _address_space() -> int:
+    """This process's address space now, in bytes (Linux)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        size = next(line for line in status if line.startswith("VmSize:"))
+    return int(size.split()[1]) * 1024
 
 
 def _lower(which: int, soft: int, hard: int) -> None:

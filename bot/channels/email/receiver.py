@@ -117,41 +117,24 @@ class EmailReceiver:
             return f"unreadable ({exc}): the sender is told"
         answer = await self._answer(mail, conversation)
         if answer is not None:
-            message = InboundMessage(
-                id=inbound_id(key),
-                channel=CHANNEL,
-                conversation=conversation,
-                sender=Sender(id=mail.headers.sender or "", name=mail.headers.sender_name),
-                text="",
-                answer=answer,
-                meta={"reply_to": mail.headers.sender, "message_id": headers.message_id},
-            )
-            async with self._db.transaction():
-                if await self._ledger.record(
-                    key,
-                    "published",
-                    conversation,
-                    inbound_id=message.id,
-                    message_id=headers.message_id,
-                    references=headers.references,
-                    subject=headers.subject,
-                ):
-                    await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
+            await self._publish(answered(mail, key, answer), key)
             return f"an answer to question {answer.question}: {answer.choice}"
-        saved = await self._save(mail.files)
-        message = inbound(mail, key, saved)
+        await self._publish(inbound(mail, key, await self._save(mail.files)), key)
+        return "stored"
+
+    async def _publish(self, message: InboundMessage, key: str) -> None:
+        """Put a served mail's message on the bus, in one transaction with its row, which keeps its thread."""
         async with self._db.transaction():
             if await self._ledger.record(
                 key,
                 "published",
-                conversation,
+                message.conversation,
                 inbound_id=message.id,
-                message_id=headers.message_id,
-                references=headers.references,
-                subject=headers.subject,
+                message_id=message.meta.get("message_id"),
+                references=message.meta.get("references", []),
+                subject=message.meta.get("subject", ""),
             ):
-                await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
-        return "stored"
+                await self._bus.publish(INBOUND, message, conversation=message.conversation, dedupe_key=key)
 
     async def _answer(self, mail: Mail, conversation: str) -> Answer | None:
         """The answer ``mail`` gives to a question for consent: a reply to the question's mail whose first
@@ -270,6 +253,7 @@ def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
         meta={
             "reply_to": headers.sender,
             "message_id": headers.message_id,
+            "references": headers.references,
             "subject": headers.subject,
             "attachments": [*saved.images, *([saved.document] if saved.document else []), *saved.others],
             "files_left_out": mail.files_left_out,
@@ -280,6 +264,27 @@ def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
         audio=Audio(path=saved.recording, kind="audio") if saved.recording else None,
         document=Document(path=saved.document) if saved.document else None,
         images=saved.images,
+    )
+
+
+def answered(mail: Mail, key: str, answer: Answer) -> InboundMessage:
+    """The inbound message of a mail that answers a question for consent, as the other channels' answers
+    are: no text, the answer."""
+    headers = mail.headers
+    assert headers.sender is not None
+    return InboundMessage(
+        id=inbound_id(key),
+        channel=CHANNEL,
+        conversation=conversation_of(headers.sender),
+        sender=Sender(id=headers.sender, name=headers.sender_name),
+        text="",
+        answer=answer,
+        meta={
+            "reply_to": headers.sender,
+            "message_id": headers.message_id,
+            "references": headers.references,
+            "subject": headers.subject,
+        },
     )
 
 
