@@ -57,7 +57,7 @@ def _mail(body: str = "hi", *, subject: str = "Bomb", html: str | None = None) -
 
 
 def bombs() -> dict[str, bytes]:
-    """The mails of issue 36's findings, and the baseline."""
+    """Mail that once cost the bot far more than its size (and a short one to compare)."""
     nested_lists = "<ul>" * 8_000 + "<li>x" * 8_000 + "</ul>" * 8_000  # about 128 KB
     many = _mail("see attached")
     for n in range(20_000):

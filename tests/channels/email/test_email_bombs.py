@@ -41,7 +41,7 @@ def many_files(sender: str, results: list[str]) -> bytes:
 
 
 def bombs(sender: str) -> list[bytes]:
-    """The bombs of issue 36, from ``sender``."""
+    """Mail that once cost the bot far more than its size, from ``sender``."""
     domain = re.search(r"@([^>]+)>", sender).group(1)  # type: ignore[union-attr]
     address = re.search(r"<(.+)>", sender).group(1)  # type: ignore[union-attr]
     results = [passing(domain, address)]
