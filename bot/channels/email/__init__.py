@@ -1,9 +1,11 @@
 """The e-mail channel: IMAP (aioimaplib) in, SMTP (aiosmtplib) out, over the durable bus.
 
-``channel`` wires it together; ``imap`` is the session on the mailbox, ``reading`` and ``body`` turn a
-mail into plain data and its new text, ``access`` decides who is answered (the allowlist, the receiving
-server's word on the From, automatic mail), ``receiver`` puts a mail on the bus, ``ledger`` records each
-mail taken and its thread, ``compose`` and ``sender`` mail the replies, and ``probe`` is the doctor's.
+``channel`` wires it together; ``imap`` is the session on the mailbox; ``headers`` reads a mail's header
+within bounds, and ``access`` decides from it alone who is answered (the allowlist, the receiving server's
+word on the From, automatic mail); ``bounded`` reads a served mail in a child process within limits, where
+``reading``, ``body``, ``quotes`` and ``html_text`` turn it into plain data and its new text; ``receiver``
+puts a mail (or an answer to a question) on the bus, ``ledger`` records each mail taken and its thread,
+``compose`` and ``sender`` mail the replies, and ``probe`` is the doctor's.
 """
 
 from bot.channels.email.channel import EmailChannel

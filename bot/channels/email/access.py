@@ -3,13 +3,19 @@
 ``From:`` is easy to forge, so an allowlisted address is believed only when the receiving server vouches
 for it: its ``Authentication-Results`` header (RFC 8601; the one whose authserv-id is
 ``trusted_authserv_id``) shows DKIM passing for a signing domain of the From domain, or SPF passing for
-an envelope sender in it. A receiving server adds its header at the top of the mail and removes look-alikes
-that claim its id (RFC 8601, section 5), so only the topmost header with the trusted id counts: one a
-sender wrote into the mail sits below it and is never read.
+an envelope sender in it. A receiving server adds its header at the top of the mail (RFC 8601, section 5),
+so only the topmost ``Authentication-Results`` counts, and only when it carries the trusted id: one a
+sender wrote into the mail sits below it, and a topmost one of another id means the trusted server did
+not add one. A mail with more than one ``From`` or ``Subject`` is refused (a signed mail replayed with a
+second one on top reads as either).
+
+The decision reads the bounded header alone (:mod:`bot.channels.email.headers`): the body of a mail
+that is refused or ignored is never parsed.
 
 Automatic mail is never answered, from anyone: the bot's own address, ``Auto-Submitted`` other than
-``no`` (RFC 3834), ``Precedence: bulk/list/junk``, ``List-Id``, and bounces (an empty Return-Path, a
-delivery report, the mailer daemon). Answering them is how assistants end up writing to themselves.
+``no`` (RFC 3834), ``Precedence: bulk/list/junk/auto_reply``, ``X-Loop``, ``X-Autoreply``,
+``X-Autorespond`` and the like, ``List-Id``, and bounces (an empty Return-Path, a delivery report, the
+mailer daemon). Answering them is how assistants end up writing to themselves.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Literal
 
 import authres
 
-from bot.channels.email.reading import Mail
+from bot.channels.email.headers import Headers
 
 Decision = Literal["serve", "refuse", "ignore"]
 BOUNCE_SENDERS = re.compile(r"^(mailer-daemon|postmaster|mail-daemon|no-?reply|bounces?)([+-].*)?@", re.IGNORECASE)
@@ -44,14 +50,18 @@ class Access:
     trusted_authserv_id: str | None
     require_authenticated: bool = True
 
-    def decide(self, mail: Mail) -> Verdict:
-        """``serve``, ``ignore`` (automatic mail, never answered) or ``refuse`` (a stranger, or a From
-        the receiving server does not vouch for)."""
+    def decide(self, mail: Headers) -> Verdict:
+        """``serve``, ``ignore`` (automatic mail, never answered) or ``refuse`` (a stranger, a From the
+        receiving server does not vouch for, or a header that does not say one thing)."""
+        if mail.too_long:
+            return Verdict("refuse", "its header is too long to read")
         automatic = automatic_reason(mail, self.address)
         if automatic is not None:
             return Verdict("ignore", automatic)
-        if mail.sender is None:
+        if mail.from_fields != 1 or mail.sender is None:
             return Verdict("refuse", "the mail does not name exactly one sender")
+        if mail.subject_fields > 1:
+            return Verdict("refuse", "the mail has more than one Subject")
         if mail.sender not in self.allowed:
             return Verdict("refuse", f"{mail.sender} is not an allowed sender")
         if not self.require_authenticated:
@@ -67,16 +77,16 @@ class Access:
         )
 
 
-def automatic_reason(mail: Mail, own_address: str) -> str | None:
+def automatic_reason(mail: Headers, own_address: str) -> str | None:
     """Why ``mail`` is automatic (never answered), or None for a person's mail."""
     if mail.sender == own_address:
         return "it is from the bot's own address"
     auto = mail.auto_submitted.split(";", 1)[0].strip().lower()
     if auto and auto != "no":
         return f"Auto-Submitted: {auto}"
-    if mail.extra_auto:
-        return "it is marked as an automatic reply"
-    if mail.precedence.strip().lower() in ("bulk", "list", "junk"):
+    if mail.automatic:
+        return f"it is marked as automatic mail ({', '.join(mail.automatic)})"
+    if mail.precedence.strip().lower() in ("bulk", "list", "junk", "auto_reply"):
         return f"Precedence: {mail.precedence.strip().lower()}"
     if mail.list_id:
         return "it came through a mailing list (List-Id)"
@@ -89,21 +99,18 @@ def automatic_reason(mail: Mail, own_address: str) -> str | None:
     return None
 
 
-def authenticated(domain: str, headers: list[str], authserv_id: str) -> bool:
-    """Whether the topmost ``Authentication-Results`` of ``authserv_id`` shows DKIM or SPF passing for
-    ``domain`` (or a parent domain of it that signs for it)."""
-    for header in headers:
-        try:
-            parsed = authres.AuthenticationResultsHeader.parse_value(header)
-        except Exception:  # a header that is not RFC 8601 vouches for nobody
-            if header.split(";", 1)[0].strip().lower().startswith(authserv_id.lower()):
-                return False  # the server's own header, unreadable: any below it is still not believed
-            continue
-        if str(parsed.authserv_id).lower() != authserv_id.lower():
-            continue
-        # The first header with the trusted id is the server's own; any below it is not believed.
-        return any(_passes(result, domain) for result in parsed.results)
-    return False
+def authenticated(domain: str, header: str | None, authserv_id: str) -> bool:
+    """Whether ``header`` (the topmost ``Authentication-Results``) is ``authserv_id``'s and shows DKIM or
+    SPF passing for ``domain`` (or a parent domain of it that signs for it)."""
+    if header is None:
+        return False
+    try:
+        parsed = authres.AuthenticationResultsHeader.parse_value(header)
+    except Exception:  # a header that is not RFC 8601 vouches for nobody
+        return False
+    if str(parsed.authserv_id).lower() != authserv_id.lower():
+        return False  # the trusted server added none on top: whatever is below is not its word
+    return any(_passes(result, domain) for result in parsed.results)
 
 
 def _passes(result: object, domain: str) -> bool:

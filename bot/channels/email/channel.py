@@ -12,13 +12,16 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
+import time
 
 from bot.backoff import Backoff, describe
 from bot.bus import Bus
 from bot.channels.email.access import Access
+from bot.channels.email.bounded import LIMITS, Limits, Unreadable, read_bounded
+from bot.channels.email.headers import MAX_HEADER_BYTES, read_headers
 from bot.channels.email.imap import ImapError, Mailbox
 from bot.channels.email.ledger import Ledger
-from bot.channels.email.reading import Mail, read_mail
+from bot.channels.email.reading import Mail
 from bot.channels.email.receiver import CHANNEL, EmailReceiver, mail_key
 from bot.channels.email.sender import EmailSender, Pacer, Smtp
 from bot.channels.outbox import outbox_workers
@@ -59,6 +62,7 @@ class EmailChannel:
         poll_interval: float = POLL_SECONDS,
         reconnect: Backoff = RECONNECT,
         max_mail_bytes: int = MAX_MAIL_BYTES,
+        limits: Limits = LIMITS,
         max_attempts: int = 10,
         lease: float = 30.0,
     ) -> None:
@@ -68,6 +72,7 @@ class EmailChannel:
         self._poll = poll_interval
         self._reconnect = reconnect
         self._max_bytes = max_mail_bytes
+        self._limits = limits
         ledger = Ledger(db)
         self.receiver = EmailReceiver(
             access=Access(
@@ -177,26 +182,19 @@ class EmailChannel:
                     break  # storing failed: it paused; look again from the first unseen mail
 
     async def _take(self, mailbox: Mailbox, uid: int, size: int) -> bool:
-        """Take one mail and flag it seen; False when storing it failed (it stays unseen)."""
-        too_big = size > self._max_bytes
-        raw = await mailbox.fetch(uid, headers_only=too_big)
-        if raw is None:
+        """Take one mail and flag it seen; False when storing it failed (it stays unseen). Its header is
+        fetched first, within a bound, and the rest only when the sender is served."""
+        header = await mailbox.fetch(uid, headers_only=True, most=MAX_HEADER_BYTES + 1)
+        if header is None:
             return True  # gone meanwhile (expunged by another client)
-        mail: Mail | None = None
+        headers = await asyncio.to_thread(read_headers, header)
+        key = mail_key(headers.message_id, mailbox.name, mailbox.uidvalidity, uid)
+        where = f"{mailbox.name} (UID {uid})"
         try:
-            mail = await asyncio.to_thread(read_mail, raw)
-        except Exception as exc:  # a mail this code cannot read must not stop the channel
-            log.exception("email: mail %s in %s cannot be read; logged, flagged seen and left there", uid, mailbox.name)
-            unreadable = exc
-        key = mail_key(None if mail is None else mail.message_id, mailbox.name, mailbox.uidvalidity, uid)
-        try:
-            if mail is None:
-                await self.receiver.unreadable(key, f"{mailbox.name} (UID {uid})", unreadable)
-                outcome = "logged as unreadable"
-            elif too_big:
-                outcome = await self.receiver.too_big(mail, key, size, self._max_bytes)
+            if size > self._max_bytes:
+                outcome = await self.receiver.too_big(headers, key, size, self._max_bytes)
             else:
-                outcome = await self.receiver.take(mail, key)
+                outcome = await self.receiver.take(headers, key, lambda: self._read(mailbox, uid), where)
         except STORE_ERRORS as exc:
             self._store_failures += 1
             delay = STORE_BACKOFF.delay(self._store_failures)
@@ -210,9 +208,19 @@ class EmailChannel:
             return False
         self._store_failures = 0
         await mailbox.mark_seen(uid)
-        sender = mail.sender if mail is not None else None
-        log.info("email: mail %s from %s: %s", uid, sender or "no single sender", outcome)
+        log.info("email: mail %s from %s: %s", uid, headers.sender or "no single sender", outcome)
         return True
+
+    async def _read(self, mailbox: Mailbox, uid: int) -> Mail:
+        """The whole mail, fetched and read within the channel's limits."""
+        raw = await mailbox.fetch(uid)
+        if raw is None:
+            raise Unreadable("it was gone from the mailbox")
+        started = time.perf_counter()
+        try:
+            return await read_bounded(raw, self._limits)
+        finally:
+            log.info("email: read mail %s (%d bytes) in %.1f ms", uid, len(raw), (time.perf_counter() - started) * 1000)
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):

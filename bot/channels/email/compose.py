@@ -3,7 +3,10 @@
 
 The model writes Markdown, which reads well as plain text, so the plain part is the text as written;
 an HTML part renders it (headings, lists, emphasis, tables, links) for clients that show HTML. Raw HTML
-in the text is shown as text, never passed through.
+in the text is shown as text, never passed through, and a Markdown image becomes a plain link: a mail
+client fetches an image's address the moment the mail is opened, so an image would let words the model
+was given (a forwarded newsletter, a clipped page) send data out with no click (consent, in DESIGN.md).
+No part of a reply holds a remote image.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ import re
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
+from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 
 from bot.bus import Button
 from bot.channels.email.ledger import Thread
@@ -22,6 +27,17 @@ from bot.channels.email.ledger import Thread
 FIRST_SUBJECT = "vaultbot"
 _REPLIED = re.compile(r"^\s*(re|aw|sv|antw)\s*:", re.IGNORECASE)
 _MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def _image_as_link(renderer: Any, tokens: list[Any], index: int, options: Any, env: Any) -> str:
+    """An image as a link to its address, its alt text as the link's words (the address when it has none)."""
+    token = tokens[index]
+    address = str(token.attrGet("src") or "")
+    words = renderer.renderInlineAsText(token.children or [], options, env) or address
+    return f'<a href="{escapeHtml(_MARKDOWN.normalizeLink(address))}">{escapeHtml(words)}</a>'
+
+
+_MARKDOWN.add_render_rule("image", _image_as_link)
 _HTML = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"></head>
 <body style="font-family: -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif; line-height: 1.45">

@@ -121,9 +121,12 @@ class Mailbox:
                 sizes[int(uid)] = int(size)
         return sizes
 
-    async def fetch(self, uid: int, *, headers_only: bool = False) -> bytes | None:
-        """The raw mail (or only its header), without marking it seen; None when it is gone."""
+    async def fetch(self, uid: int, *, headers_only: bool = False, most: int | None = None) -> bytes | None:
+        """The raw mail (or only its header; ``most``: its first bytes only), without marking it seen;
+        None when it is gone."""
         section = "BODY.PEEK[HEADER]" if headers_only else "BODY.PEEK[]"
+        if most is not None:
+            section += f"<0.{most}>"
         response = await self._ok(self._client.uid("fetch", str(uid), f"(UID {section})"), "UID FETCH")
         lines = response.lines
         for index, line in enumerate(lines):

@@ -1,4 +1,7 @@
-"""Receiving: one mail → access check → (files saved) → a durable inbound message.
+"""Receiving: one mail's header → access check → its body read → (files saved) → a durable inbound message.
+
+Who before what: the access decision reads the bounded header alone, and only a served mail's body is
+fetched and read (``read``, which the channel runs in a bounded process of its own).
 
 Each mail is taken once (see :mod:`bot.channels.email.ledger`): its row and what it becomes (the inbound
 message on the bus, or the ``access_denied`` entry of a refused one) are one transaction, and the files
@@ -15,10 +18,12 @@ import hashlib
 import logging
 import mimetypes
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.bus import (
     INBOUND,
+    Answer,
     Audio,
     Bus,
     Document,
@@ -29,8 +34,11 @@ from bot.bus import (
     outbound_topic,
 )
 from bot.channels.email.access import Access
+from bot.channels.email.bounded import Unreadable
+from bot.channels.email.headers import Headers
 from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import File, Forwarded, Mail
+from bot.consent import Questions
 from bot.db import Database
 from bot.images import is_image_path
 from bot.store import Store, Strangers
@@ -42,6 +50,9 @@ CHANNEL = "email"
 ATTACHMENTS = "Attachments"
 # The reply and subject prefixes mail clients put before a subject, in a few languages.
 PREFIXES = re.compile(r"^\s*((re|aw|sv|antw|vs|wg|fwd?|tr|rv|odp|res)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
+# The first word of a reply to a question for consent that answers it (bot.channels.email.sender).
+CHOICES = {"allow": "allow", "yes": "allow", "deny": "deny", "no": "deny"}
+_FIRST_WORD = re.compile(r"\W*([^\W\d_]+)")
 IMAGE_TYPES = {"image/jpeg": ".jpg", "image/png": ".png", "image/webp": ".webp", "image/gif": ".gif"}
 
 
@@ -77,89 +88,118 @@ class EmailReceiver:
         self._notes = notes
         self._ledger = ledger
         self._strangers = Strangers(store)
+        self._questions = Questions(db)
+        self._question_id = re.compile(
+            rf"^<vaultbot\.question\.([0-9a-f]{{1,64}})@{re.escape(access.address.rsplit('@', 1)[1])}>$"
+        )
 
-    async def take(self, mail: Mail, key: str) -> str:
+    async def take(self, headers: Headers, key: str, read: Callable[[], Awaitable[Mail]], where: str) -> str:
         """Take one mail (stored on the bus, refused, or passed over as automatic); what became of it,
-        for the log line. A mail taken before (a restart before it was flagged) is left as it was."""
+        for the log line. Its body is read (``read``) only when its sender is served. A mail taken before
+        (a restart before it was flagged) is left as it was."""
         if await self._ledger.taken(key):
             return "taken before"
-        verdict = self._access.decide(mail)
-        conversation = conversation_of(mail.sender or "unknown")
+        verdict = self._access.decide(headers)
+        conversation = conversation_of(headers.sender or "unknown")
         if verdict.decision == "ignore":
             await self._ledger.record(key, "ignored", conversation)
             return f"not answered: {verdict.reason}"
         if verdict.decision == "refuse":
-            await self._refuse(mail, key, conversation, forged=verdict.forged)
+            await self._refuse(headers, key, conversation, forged=verdict.forged)
             return f"refused: {verdict.reason}"
-        saved = await self._save(mail.files)
-        message = inbound(mail, key, saved)
+        try:
+            mail = await read()
+        except Unreadable as exc:
+            why = f"I could not read it: {exc}"
+            await self._tell_sender(
+                headers, key, "unreadable", why, f"could not be read ({exc}); it is left in {where}"
+            )
+            return f"unreadable ({exc}): the sender is told"
+        answer = await self._answer(mail, conversation)
+        if answer is not None:
+            await self._publish(answered(mail, key, answer), key)
+            return f"an answer to question {answer.question}: {answer.choice}"
+        await self._publish(inbound(mail, key, await self._save(mail.files)), key)
+        return "stored"
+
+    async def _publish(self, message: InboundMessage, key: str) -> None:
+        """Put a served mail's message on the bus, in one transaction with its row, which keeps its thread."""
         async with self._db.transaction():
             if await self._ledger.record(
                 key,
                 "published",
-                conversation,
+                message.conversation,
                 inbound_id=message.id,
-                message_id=mail.message_id,
-                references=mail.references,
-                subject=mail.subject,
+                message_id=message.meta.get("message_id"),
+                references=message.meta.get("references", []),
+                subject=message.meta.get("subject", ""),
             ):
-                await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
-        return "stored"
+                await self._bus.publish(INBOUND, message, conversation=message.conversation, dedupe_key=key)
 
-    async def too_big(self, mail: Mail, key: str, size: int, limit: int) -> str:
+    async def _answer(self, mail: Mail, conversation: str) -> Answer | None:
+        """The answer ``mail`` gives to a question for consent: a reply to the question's mail whose first
+        word is allow/yes or deny/no, from the person of the question's conversation; else None (a mail
+        like any other)."""
+        headers = mail.headers
+        replied = [*headers.in_reply_to, *headers.references[-2:]]
+        question_id = next((m.group(1) for m in map(self._question_id.match, replied) if m), None)
+        word = _FIRST_WORD.match(mail.text)
+        choice = CHOICES.get(word.group(1).casefold()) if word else None
+        if question_id is None or choice is None:
+            return None
+        question = await self._questions.get(question_id)
+        if question is None or question.conversation != conversation:
+            log.warning("email: %s answered a question of another conversation; taken as a message", headers.sender)
+            return None
+        return Answer(question=question_id, choice=choice)  # type: ignore[arg-type]
+
+    async def too_big(self, headers: Headers, key: str, size: int, limit: int) -> str:
         """A mail over ``limit`` bytes, read from its header alone: an allowed sender is told, once."""
         if await self._ledger.taken(key):
             return "taken before"
-        verdict = self._access.decide(mail)
-        conversation = conversation_of(mail.sender or "unknown")
-        if verdict.decision != "serve":
-            return await self.take(mail, key)
-        assert mail.sender is not None
+        if self._access.decide(headers).decision != "serve":
+            return await self.take(headers, key, _never_read, "")
+        why = (
+            f"it is too big for me: {size / 1_048_576:.0f} MB, and I take mail up to {limit // 1_048_576} MB. "
+            "Send the files in smaller mails, or a link."
+        )
+        await self._tell_sender(headers, key, "too_big", why, f"was too big to take ({size:,} bytes)")
+        return "too big: the sender is told"
+
+    async def _tell_sender(self, headers: Headers, key: str, outcome: str, why: str, logged: str) -> None:
+        """A served sender's mail that is not taken (``outcome``): they are told ``why``, the log says it
+        ``logged``, once."""
+        assert headers.sender is not None
+        conversation = conversation_of(headers.sender)
         notice = OutboundMessage(
             channel=CHANNEL,
             conversation=conversation,
-            recipient=mail.sender,
-            text=(
-                f"Your mail “{mail.subject or '(no subject)'}” is too big for me: {size / 1_048_576:.0f} MB, "
-                f"and I take mail up to {limit // 1_048_576} MB. Send the files in smaller mails, or a link."
-            ),
+            recipient=headers.sender,
+            text=f"Your mail “{headers.subject or '(no subject)'}” did not reach me: {why}",
             in_reply_to=inbound_id(key),
             kind="notice",
         )
         async with self._db.transaction():
             if await self._ledger.record(
                 key,
-                "too_big",
+                outcome,
                 conversation,
                 inbound_id=notice.in_reply_to,
-                message_id=mail.message_id,
-                references=mail.references,
-                subject=mail.subject,
+                message_id=headers.message_id,
+                references=headers.references,
+                subject=headers.subject,
             ):
                 await self._bus.publish(
-                    outbound_topic(CHANNEL), notice, conversation=conversation, dedupe_key=f"{key}:too-big"
+                    outbound_topic(CHANNEL), notice, conversation=conversation, dedupe_key=f"{key}:{outcome}"
                 )
                 await self._store.add_interaction(
                     conversation=conversation,
                     category="error",
-                    summary=f"A mail from {mail.sender} was too big to take ({size:,} bytes): {mail.subject}",
-                    run_id=None,
-                )
-        return "too big: the sender is told"
-
-    async def unreadable(self, key: str, where: str, error: BaseException) -> None:
-        """A mail this code could not read: it goes in the log (``vaultbot log``), once, so it is not lost
-        without a word; it stays in the mailbox."""
-        async with self._db.transaction():
-            if await self._ledger.record(key, "unreadable", conversation_of("unknown")):
-                await self._store.add_interaction(
-                    conversation=conversation_of("unknown"),
-                    category="error",
-                    summary=f"An e-mail could not be read ({type(error).__name__}); it is left in {where}, marked read",
+                    summary=f"A mail from {headers.sender} {logged}: {headers.subject}",
                     run_id=None,
                 )
 
-    async def _refuse(self, mail: Mail, key: str, conversation: str, forged: bool) -> None:
+    async def _refuse(self, mail: Headers, key: str, conversation: str, forged: bool) -> None:
         """Log a refused mail as every channel logs strangers (:class:`bot.store.Strangers`: one entry per
         sender and hour that counts their mails, and a cap on how many senders are logged one by one), so a
         flood of forged or strangers' mail costs a bounded log. Nobody is answered by mail."""
@@ -202,17 +242,19 @@ class EmailReceiver:
 def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
     """The inbound message of a served mail. Its id comes from the mail's dedupe key, so the message
     built again for the same mail (after a crash) is the same message."""
-    assert mail.sender is not None
+    headers = mail.headers
+    assert headers.sender is not None
     return InboundMessage(
         id=inbound_id(key),
         channel=CHANNEL,
-        conversation=conversation_of(mail.sender),
-        sender=Sender(id=mail.sender, name=mail.sender_name),
+        conversation=conversation_of(headers.sender),
+        sender=Sender(id=headers.sender, name=headers.sender_name),
         text=compose_text(mail, saved),
         meta={
-            "reply_to": mail.sender,
-            "message_id": mail.message_id,
-            "subject": mail.subject,
+            "reply_to": headers.sender,
+            "message_id": headers.message_id,
+            "references": headers.references,
+            "subject": headers.subject,
             "attachments": [*saved.images, *([saved.document] if saved.document else []), *saved.others],
             "files_left_out": mail.files_left_out,
         },
@@ -222,6 +264,27 @@ def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
         audio=Audio(path=saved.recording, kind="audio") if saved.recording else None,
         document=Document(path=saved.document) if saved.document else None,
         images=saved.images,
+    )
+
+
+def answered(mail: Mail, key: str, answer: Answer) -> InboundMessage:
+    """The inbound message of a mail that answers a question for consent, as the other channels' answers
+    are: no text, the answer."""
+    headers = mail.headers
+    assert headers.sender is not None
+    return InboundMessage(
+        id=inbound_id(key),
+        channel=CHANNEL,
+        conversation=conversation_of(headers.sender),
+        sender=Sender(id=headers.sender, name=headers.sender_name),
+        text="",
+        answer=answer,
+        meta={
+            "reply_to": headers.sender,
+            "message_id": headers.message_id,
+            "references": headers.references,
+            "subject": headers.subject,
+        },
     )
 
 
@@ -243,7 +306,7 @@ def compose_text(mail: Mail, saved: Saved) -> str:
     arguments on that line (``/find oat``) the line alone, so the rest of the mail is not taken for
     them; without (``/note``), the body below is its argument."""
     body = mail.text.strip()
-    subject = PREFIXES.sub("", mail.subject).strip()
+    subject = PREFIXES.sub("", mail.headers.subject).strip()
     first = body.partition("\n")[0]
     if first.startswith("/"):
         return "\n".join([first if " " in first.strip() else body, *saved.lines])
@@ -253,9 +316,14 @@ def compose_text(mail: Mail, saved: Saved) -> str:
     parts += saved.lines
     if mail.files_left_out:
         parts.append(f"[{mail.files_left_out} more attached file(s) were not kept: at most 20 per mail.]")
+    parts += [f"[vaultbot: {what}.]" for what in mail.left_out]
     if body:
         parts.append(body)
     return "\n".join(parts)
+
+
+async def _never_read() -> Mail:
+    raise AssertionError("a mail that is not served is never read")
 
 
 def inbound_id(key: str) -> str:

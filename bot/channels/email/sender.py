@@ -31,6 +31,11 @@ from bot.store import Store
 
 log = logging.getLogger(__name__)
 
+# Under a question for consent: mail has no buttons, so the person answers in words, in the thread.
+HOW_TO_ANSWER = (
+    "To answer, reply to this mail with allow (or yes) as its first word to let it happen once, or deny "
+    "(or no) to refuse. A new message of yours instead declines it."
+)
 SMTP_TIMEOUT = 30.0
 # Seconds a connection to the SMTP server is kept without a mail to send (servers close idle ones after a
 # minute or more).
@@ -167,12 +172,16 @@ class EmailSender:
         if await self._bus.progress(delivery.id):
             return
         thread = await self._ledger.thread(message.in_reply_to, message.conversation)
+        text, message_id = message.text, self._message_id(delivery, message.in_reply_to, message.sequence)
+        if message.question is not None:
+            # The answer comes as a reply to this mail: its Message-ID names the question it asks.
+            text, message_id = f"{text}\n\n{HOW_TO_ANSWER}", question_message_id(message.question, self._domain)
         mail = reply_mail(
-            message.text,
+            text,
             sender=self._address,
             recipient=message.recipient,
             thread=thread,
-            message_id=self._message_id(delivery, message.in_reply_to, message.sequence),
+            message_id=message_id,
             now=self._now(),
             button=message.button,
         )
@@ -223,6 +232,11 @@ class EmailSender:
         """Fixed per outbox message: the same on every retry of it."""
         left = re.sub(r"[^A-Za-z0-9_-]+", "-", inbound or "notice")[:80]
         return f"<vaultbot.{left}.{sequence}.{delivery.id}@{self._domain}>"
+
+
+def question_message_id(question: str, domain: str) -> str:
+    """The Message-ID of the mail that asks ``question`` (fixed: a retry sends the same mail)."""
+    return f"<vaultbot.question.{question}@{domain}>"
 
 
 def _codes(exc: aiosmtplib.SMTPRecipientsRefused) -> str:

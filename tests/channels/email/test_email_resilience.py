@@ -9,9 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.channels.email import channel as channel_module
 from bot.channels.email.imap import ConnectionLost, ImapError, Mailbox
-from bot.channels.email.reading import Mail
 from bot.channels.email.receiver import EmailReceiver
 from bot.settings import EmailSettings
 from tests.channels.email.harness import Serve, email_settings, wait_for
@@ -105,27 +103,29 @@ async def test_a_mail_stored_but_not_flagged_seen_is_taken_again_and_answered_on
     assert await served.app.bus.counts("inbound") == {"done": 1}
 
 
+def nested(depth: int) -> bytes:
+    """Ann's mail forwarding a message that forwards one that forwards one… ``depth`` deep."""
+    inner = b"From: bob@example.net\nSubject: x\n\nhi\n"
+    for _ in range(depth):
+        inner = b"From: bob@example.net\nContent-Type: message/rfc822\n\n" + inner
+    outer = mail("poison", subject="Fwd: nest").split(b"\n\n", 1)[0]
+    outer = outer.replace(b'Content-Type: text/plain; charset="utf-8"', b"Content-Type: message/rfc822")
+    return outer + b"\n\n" + inner
+
+
 async def test_a_mail_that_cannot_be_read_is_logged_not_lost_in_silence(
-    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, monkeypatch: pytest.MonkeyPatch
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp
 ) -> None:
-    reading = channel_module.read_mail
-
-    def fails_on_poison(raw: bytes) -> Mail:
-        if b"poison" in raw:
-            raise RuntimeError("a bug in reading")
-        return reading(raw)
-
-    monkeypatch.setattr(channel_module, "read_mail", fails_on_poison)
     served = await serve(ScriptedModel(echo))
-    uid = await asyncio.to_thread(dovecot.deliver, mail("poison"))
+    uid = await asyncio.to_thread(dovecot.deliver, nested(3000))  # past what the email package can parse
     await asyncio.to_thread(dovecot.deliver, mail("fine"))
-    [reply] = await asyncio.to_thread(smtp.wait_count, 1)
-    assert reply.text.endswith("fine")
+    replies = await asyncio.to_thread(smtp.wait_count, 2)
+    [told] = [r for r in replies if "did not reach me" in r.text]
+    assert "I could not read it: it nests parts too deep" in told.text
+    assert any(r.text.endswith("fine") for r in replies)
     assert dovecot.flags()[uid] == {"\\Seen"}
     [entry] = [e for e in await served.app.store.list_interactions() if e["category"] == "error"]
-    assert (
-        entry["summary"] == f"An e-mail could not be read (RuntimeError); it is left in INBOX (UID {uid}), marked read"
-    )
+    assert f"could not be read (it nests parts too deep); it is left in INBOX (UID {uid})" in entry["summary"]
 
 
 async def test_an_unreadable_mail_whose_log_entry_cannot_be_stored_stays_unseen_and_is_logged_later(
@@ -133,29 +133,22 @@ async def test_an_unreadable_mail_whose_log_entry_cannot_be_stored_stays_unseen_
 ) -> None:
     """The store is locked while an unreadable mail is logged: the channel goes on (it does not stop on
     the error), the mail stays unseen until its entry is stored, and it is logged once."""
-
-    def fails(raw: bytes) -> Mail:
-        raise RuntimeError("a bug in reading")
-
-    logging_it = EmailReceiver.unreadable
+    telling = EmailReceiver._tell_sender
     locked: list[str] = []
 
-    async def locked_once(self: EmailReceiver, key: str, where: str, error: BaseException) -> None:
+    async def locked_once(self: EmailReceiver, *args: object) -> None:
         if not locked:
-            locked.append(key)
+            locked.append("once")
             raise sqlite3.OperationalError("database is locked")
-        await logging_it(self, key, where, error)
+        await telling(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(channel_module, "read_mail", fails)
-    monkeypatch.setattr(EmailReceiver, "unreadable", locked_once)
+    monkeypatch.setattr(EmailReceiver, "_tell_sender", locked_once)
     served = await serve(ScriptedModel(echo))
-    uid = await asyncio.to_thread(dovecot.deliver, mail("poison"))
+    uid = await asyncio.to_thread(dovecot.deliver, nested(3000))
     await wait_for(lambda: dovecot.flags()[uid] == {"\\Seen"}, "the mail was flagged once its entry was stored")
     assert len(locked) == 1 and not served.task.done()
     errors = [e for e in await served.app.store.list_interactions() if e["category"] == "error"]
-    assert [e["summary"] for e in errors] == [
-        f"An e-mail could not be read (RuntimeError); it is left in INBOX (UID {uid}), marked read"
-    ]
+    assert len(errors) == 1 and "could not be read (it nests parts too deep)" in errors[0]["summary"]
 
 
 async def test_a_server_that_closes_before_greeting_fails_the_connection_at_once(smtp: RecordingSmtp) -> None:
