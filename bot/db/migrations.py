@@ -582,6 +582,24 @@ def m020_email_mails(conn: sqlite3.Connection) -> None:
     )
 
 
+def m021_backups(conn: sqlite3.Connection) -> None:
+    """The backups ``vaultbot run`` takes on its own, one row per period (its number counted from the
+    epoch in the person's local time), claimed before it starts and finished once the archive is
+    named: a restart after a crash mid-backup takes that period's again, a finished one never."""
+    _script(
+        conn,
+        """
+        CREATE TABLE backups (
+            period      INTEGER PRIMARY KEY,
+            started_at  TEXT NOT NULL,
+            finished_at TEXT,
+            path        TEXT,
+            bytes       INTEGER
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -603,6 +621,7 @@ MIGRATIONS: list[Migration] = [
     m018_change_sets,
     m019_clippings_in_the_notes_list,
     m020_email_mails,
+    m021_backups,
 ]
 
 

@@ -1,0 +1,29 @@
+"""Backups and restores: one consistent archive of the store, the vault and the person's config
+(:mod:`bot.backup.take`), its manifest of hashes (:mod:`bot.backup.archive`), restoring it into
+empty folders (:mod:`bot.backup.restore`), and the backups ``vaultbot run`` takes on its own
+(:mod:`bot.backup.schedule`)."""
+
+from __future__ import annotations
+
+from bot.backup.archive import MANIFEST, Manifest
+from bot.backup.errors import BackupError, BackupFailed, BadArchive, TargetNotEmpty
+from bot.backup.restore import Restored, restore, verify
+from bot.backup.schedule import BackupSchedule, period_of, prune
+from bot.backup.take import Backup, take_backup
+
+__all__ = [
+    "MANIFEST",
+    "Backup",
+    "BackupError",
+    "BackupFailed",
+    "BackupSchedule",
+    "BadArchive",
+    "Manifest",
+    "Restored",
+    "TargetNotEmpty",
+    "period_of",
+    "prune",
+    "restore",
+    "take_backup",
+    "verify",
+]
