@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.backup.errors import BackupError
-from bot.backup.take import SUFFIX, Backup, take_backup
+from bot.backup.take import SUFFIX, Backup, archive_name, take_backup
 from bot.clock import Clock
 from bot.db import Database, Outage, is_transient, now_iso
 from bot.settings import Settings
@@ -73,22 +73,35 @@ class BackupSchedule:
         """This period's backup, unless it was taken already (then None)."""
         now = self._clock.now()
         period = period_of(now, self._every)
-        row = await self._db.fetchone("SELECT finished_at FROM backups WHERE period = ?", (period,))
-        if row is not None and row["finished_at"] is not None:
-            return None
-        await self._db.execute(
-            "INSERT INTO backups (period, started_at) VALUES (?, ?) ON CONFLICT (period) DO NOTHING",
-            (period, now_iso()),
-        )
         folder = self._settings.backup.path
-        backup = await take_backup(self._settings, folder, now)
+        # The archive's name is chosen when the period is claimed: one killed after naming its archive
+        # but before recording it is found finished by that name, not taken a second time.
         await self._db.execute(
-            "UPDATE backups SET finished_at = ?, path = ?, bytes = ? WHERE period = ?",
-            (now_iso(), str(backup.path), backup.archive_bytes, period),
+            "INSERT INTO backups (period, started_at, path) VALUES (?, ?, ?) ON CONFLICT (period) DO NOTHING",
+            (period, now_iso(), str(folder / archive_name(now))),
         )
+        row = await self._db.fetchone("SELECT finished_at, path FROM backups WHERE period = ?", (period,))
+        assert row is not None
+        path = Path(row["path"])
+        if row["finished_at"] is not None:
+            log.debug("the backup of period %d was taken already", period)
+            return None
+        if await asyncio.to_thread(path.is_file):
+            await self._finished(period, path, (await asyncio.to_thread(path.stat)).st_size)
+            return None
+        # What a crash mid-backup left of this period's archive (another backup's partial file is left alone).
+        await asyncio.to_thread(path.with_name(path.name + ".partial").unlink, missing_ok=True)
+        backup = await take_backup(self._settings, path, now)
+        await self._finished(period, path, backup.archive_bytes)
         removed = await asyncio.to_thread(prune, folder, self._settings.backup.keep)
         log.info("%s Removed %d older backup(s).", backup.describe(), len(removed))
         return backup
+
+    async def _finished(self, period: int, path: Path, size: int) -> None:
+        await self._db.execute(
+            "UPDATE backups SET finished_at = ?, path = ?, bytes = ? WHERE period = ?",
+            (now_iso(), str(path), size, period),
+        )
 
     async def stop(self, grace: float = 0.0) -> None:
         """Stop after the backup under way, if any (``grace`` is accepted so it stops like a worker)."""
@@ -97,10 +110,10 @@ class BackupSchedule:
 
 
 def prune(folder: Path, keep: int) -> list[Path]:
-    """Remove all but the newest ``keep`` backups in ``folder`` (and partial ones a crash left);
-    returns what it removed. Blocking: call it in a thread."""
+    """Remove all but the newest ``keep`` backups in ``folder``; returns what it removed. Blocking:
+    call it in a thread."""
     archives = sorted(folder.glob(f"vaultbot-*{SUFFIX}"), key=lambda path: path.stat().st_mtime)
-    removed = archives[:-keep] + sorted(folder.glob(f"vaultbot-*{SUFFIX}.partial"))
+    removed = archives[:-keep]
     for path in removed:
         path.unlink(missing_ok=True)
     return removed
