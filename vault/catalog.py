@@ -35,6 +35,7 @@ from vault.document_reader import DocumentReader
 from vault.documents import is_document
 from vault.index import Entry, Index
 from vault.notes import SyncReport
+from vault.conflicts import is_conflict_copy
 from vault.paths import NOTE_SUFFIX, follow_links, is_inside
 
 log = logging.getLogger(__name__)
@@ -174,8 +175,8 @@ class Catalog:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.startswith("."):
-                    continue
+                if entry.name.startswith(".") or is_conflict_copy(entry.name):
+                    continue  # hidden, or a sync tool's second copy of a note: not a note of its own
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
