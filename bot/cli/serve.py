@@ -9,7 +9,7 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from bot.app import App
-from bot.backup import BackupSchedule
+from bot.backup import BackupSchedule, GitHistory
 from bot.bus import Worker
 from bot.channels.telegram import TelegramChannel
 from bot.clock import zone_name
@@ -85,9 +85,15 @@ async def _serve(
     tell: Callable[[str], None],
     grace: float,
 ) -> None:
-    workers: list[Worker | Scheduler | BackupSchedule] = [app.runner_worker(), app.consent_worker(), app.scheduler]
+    workers: list[Worker | Scheduler | BackupSchedule | GitHistory] = [
+        app.runner_worker(),
+        app.consent_worker(),
+        app.scheduler,
+    ]
     if app.settings.backup.every is not None:
         workers.append(BackupSchedule(app.db, app.settings, app.clock))
+    if app.settings.vault.git:
+        workers.append(GitHistory(app.db, app.notes.root))
     channels: list[TelegramChannel | EmailChannel] = (
         [_telegram(app, tell)] if app.settings.telegram.token is not None else []
     )

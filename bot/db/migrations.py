@@ -585,7 +585,9 @@ def m020_email_mails(conn: sqlite3.Connection) -> None:
 def m021_backups(conn: sqlite3.Connection) -> None:
     """The backups ``vaultbot run`` takes on its own, one row per period (its number counted from the
     epoch in the person's local time), claimed before it starts and finished once the archive is
-    named: a restart after a crash mid-backup takes that period's again, a finished one never."""
+    named: a restart after a crash mid-backup takes that period's again, a finished one never. And
+    ``git_history``: each run whose changes ``VAULTBOT_VAULT__GIT`` has committed (or passed over:
+    ``git_commit`` NULL when there was nothing new to commit, or the run was before git mode)."""
     _script(
         conn,
         """
@@ -595,6 +597,11 @@ def m021_backups(conn: sqlite3.Connection) -> None:
             finished_at TEXT,
             path        TEXT,
             bytes       INTEGER
+        );
+        CREATE TABLE git_history (
+            run_id      TEXT PRIMARY KEY,
+            git_commit  TEXT,
+            recorded_at TEXT NOT NULL
         );
         """,
     )
