@@ -49,9 +49,9 @@ def has_conflict_markers(text: str) -> bool:
     return "<<<<<<<" in text and bool(_MARKERS.search(text))
 
 
-def find_conflicts(root: Path) -> list[Conflict]:
-    """Every conflict copy and every note with conflict markers in the vault at ``root``, hidden
-    folders left out. Blocking: call it in a thread."""
+def find_conflicts(root: Path, *, markers: bool = True) -> list[Conflict]:
+    """Every conflict copy and (with ``markers``: each note is read) every note with conflict markers
+    in the vault at ``root``, hidden folders left out. Blocking: call it in a thread."""
     found: list[Conflict] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -62,7 +62,7 @@ def find_conflicts(root: Path) -> list[Conflict]:
             rel = path.relative_to(root).as_posix()
             if is_conflict_copy(name):
                 found.append(Conflict(rel, "copy"))
-            elif name.lower().endswith(_SCANNED) and _has_markers(path):
+            elif markers and name.lower().endswith(_SCANNED) and _has_markers(path):
                 found.append(Conflict(rel, "markers"))
     return found
 

@@ -1,11 +1,13 @@
 """Backups and restores: one consistent archive of the store, the vault and the person's config
 (:mod:`bot.backup.take`), its manifest of hashes (:mod:`bot.backup.archive`), restoring it into
 empty folders (:mod:`bot.backup.restore`), and the backups ``vaultbot run`` takes on its own
-(:mod:`bot.backup.schedule`), and the vault's git history, a commit per run (:mod:`bot.backup.history`)."""
+(:mod:`bot.backup.schedule`), the vault's git history, a commit per run (:mod:`bot.backup.history`), and conflict copies a sync tool left,
+said once in chat (:mod:`bot.backup.conflicts`)."""
 
 from __future__ import annotations
 
 from bot.backup.archive import MANIFEST, Manifest
+from bot.backup.conflicts import ConflictNotices
 from bot.backup.errors import BackupError, BackupFailed, BadArchive, TargetNotEmpty
 from bot.backup.history import GitHistory
 from bot.backup.restore import Restored, restore, verify
@@ -19,6 +21,7 @@ __all__ = [
     "BackupFailed",
     "BackupSchedule",
     "BadArchive",
+    "ConflictNotices",
     "GitHistory",
     "Manifest",
     "Restored",

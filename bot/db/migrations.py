@@ -587,7 +587,8 @@ def m021_backups(conn: sqlite3.Connection) -> None:
     epoch in the person's local time), claimed before it starts and finished once the archive is
     named: a restart after a crash mid-backup takes that period's again, a finished one never. And
     ``git_history``: each run whose changes ``VAULTBOT_VAULT__GIT`` has committed (or passed over:
-    ``git_commit`` NULL when there was nothing new to commit, or the run was before git mode)."""
+    ``git_commit`` NULL when there was nothing new to commit, or the run was before git mode). And
+    ``sync_conflicts_told``: the conflict copies the person has been told of in chat, once each."""
     _script(
         conn,
         """
@@ -597,6 +598,10 @@ def m021_backups(conn: sqlite3.Connection) -> None:
             finished_at TEXT,
             path        TEXT,
             bytes       INTEGER
+        );
+        CREATE TABLE sync_conflicts_told (
+            path     TEXT PRIMARY KEY,
+            told_at  TEXT NOT NULL
         );
         CREATE TABLE git_history (
             run_id      TEXT PRIMARY KEY,
