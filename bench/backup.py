@@ -78,7 +78,8 @@ async def main() -> None:
         root = args.dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="vaultbot-bench-backup-")))
         started = time.perf_counter()
         size = build_vault(root / "vault", args.notes)
-        print(f"vault: {args.notes} notes and 20 attachments, {size / 1e6:.1f} MB, built in {time.perf_counter() - started:.1f} s")
+        built = time.perf_counter() - started
+        print(f"vault: {args.notes} notes and 20 attachments, {size / 1e6:.1f} MB, built in {built:.1f} s")
         settings = Settings(
             _env_file=None,
             vault={"path": root / "vault", "search_by_meaning": False},
@@ -115,7 +116,8 @@ async def main() -> None:
         finally:
             await app.close()
     for label, values in (("no backup", quiet), ("during backups", busy)):
-        print(f"plain turn, {label:<15} p50 {statistics.median(values):6.2f} ms  p95 {pct(values, 95):6.2f} ms  ({len(values)} turns)")
+        p50, p95 = statistics.median(values), pct(values, 95)
+        print(f"plain turn, {label:<15} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms  ({len(values)} turns)")
     print(f"({taken} backups ran during the second sample)")
 
 

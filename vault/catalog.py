@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from vault import frontmatter, meta
+from vault.conflicts import is_conflict_copy
 from vault.document_backlog import Backlog
 from vault.document_reader import DocumentReader
 from vault.documents import is_document
 from vault.index import Entry, Index
 from vault.notes import SyncReport
-from vault.conflicts import is_conflict_copy
 from vault.paths import NOTE_SUFFIX, follow_links, is_inside
 
 log = logging.getLogger(__name__)

@@ -1,8 +1,9 @@
 """Backups and restores: one consistent archive of the store, the vault and the person's config
 (:mod:`bot.backup.take`), its manifest of hashes (:mod:`bot.backup.archive`), restoring it into
 empty folders (:mod:`bot.backup.restore`), and the backups ``vaultbot run`` takes on its own
-(:mod:`bot.backup.schedule`), the vault's git history, a commit per run (:mod:`bot.backup.history`), and conflict copies a sync tool left,
-said once in chat (:mod:`bot.backup.conflicts`)."""
+(:mod:`bot.backup.schedule`). Beside them, what keeps a synced vault whole: its git history, a
+commit per run (:mod:`bot.backup.history`), and the conflict copies a sync tool left, said once in
+chat (:mod:`bot.backup.conflicts`)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,9 @@ class ConflictNotices:
             return []
         told = {row["path"] for row in await self._db.fetchall("SELECT path FROM sync_conflicts_told")}
         new = [path for path in found if path not in told]
-        last = await self._db.fetchone(f"SELECT payload FROM bus_messages WHERE topic = '{INBOUND}' ORDER BY id DESC LIMIT 1")
+        last = await self._db.fetchone(
+            "SELECT payload FROM bus_messages WHERE topic = ? ORDER BY id DESC LIMIT 1", (INBOUND,)
+        )
         if not new or last is None:
             return []
         person = InboundMessage.model_validate_json(last["payload"])
@@ -60,7 +62,8 @@ class ConflictNotices:
         )
         key = "sync-conflicts:" + hashlib.sha256("\n".join(new).encode()).hexdigest()[:32]
         async with self._db.transaction():
-            await self._bus.publish(outbound_topic(person.channel), notice, conversation=person.conversation, dedupe_key=key)
+            topic = outbound_topic(person.channel)
+            await self._bus.publish(topic, notice, conversation=person.conversation, dedupe_key=key)
             await self._db.executemany(
                 "INSERT OR IGNORE INTO sync_conflicts_told (path, told_at) VALUES (?, ?)", [(p, now_iso()) for p in new]
             )

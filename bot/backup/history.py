@@ -38,7 +38,7 @@ class GitHistory:
     async def run(self) -> None:
         """Commit runs as they finish; a vault that is not a repository is said once and left alone."""
         if not await asyncio.to_thread(is_repository, self._root):
-            log.warning("VAULTBOT_VAULT__GIT is on but the vault %s is not a git repository; nothing is committed", self._root)
+            log.warning("VAULTBOT_VAULT__GIT is on, but the vault %s is not a git repository: no commits", self._root)
             return
         await self.begin()
         while not self._stopping:
@@ -59,7 +59,8 @@ class GitHistory:
         async with self._db.transaction() as tx:
             if await tx.fetchone("SELECT 1 FROM git_history LIMIT 1") is None:
                 await tx.execute(
-                    "INSERT INTO git_history (run_id, recorded_at) SELECT id, ? FROM runs WHERE finished_at IS NOT NULL",
+                    "INSERT INTO git_history (run_id, recorded_at) "
+                    "SELECT id, ? FROM runs WHERE finished_at IS NOT NULL",
                     (now_iso(),),
                 )
                 await tx.execute("INSERT INTO git_history (run_id, recorded_at) VALUES ('', ?)", (now_iso(),))

@@ -84,6 +84,6 @@ def _lookup(data: Any, path: _Path) -> Iterator[Any]:
     if not isinstance(data, dict):
         return
     head, rest = path[0], path[1:]
-    for key, value in data.items() if head == "*" else [(head, data.get(head))]:
+    for value in data.values() if head == "*" else [data.get(head)]:
         if value is not None:
             yield from _lookup(value, rest)

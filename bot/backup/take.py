@@ -210,7 +210,7 @@ def _add_config(writer: ArchiveWriter, settings: Settings, backup: Backup) -> No
         text = config.read_text(encoding="utf-8", errors="replace")
         kept = text if backup.with_secrets else without_secrets(text)
         if kept is None:
-            backup.left_out.append(f"{config} (it holds secrets vaultbot cannot take out of it; --with-secrets keeps it)")
+            backup.left_out.append(f"{config} (it holds secrets vaultbot cannot take out; --with-secrets keeps it)")
         else:
             writer.add_bytes("config/vaultbot.toml", kept.encode(), config.stat().st_mtime)
     for name, path in config_files(settings)[1:]:

@@ -365,7 +365,9 @@ def _first_day(since: str | None, zone: tzinfo) -> datetime | None:
 @cli.command("backup")
 @click.argument("dest", required=False, type=click.Path(path_type=Path))
 @click.option("--with-secrets", is_flag=True, help="Keep .env and the secrets in the config file in the archive.")
-@click.option("--verify", "archive", type=click.Path(path_type=Path), metavar="ARCHIVE", help="Check every hash of ARCHIVE.")
+@click.option(
+    "--verify", "archive", type=click.Path(path_type=Path), metavar="ARCHIVE", help="Check every hash of ARCHIVE."
+)
 @click.pass_context
 def backup_command(ctx: click.Context, dest: Path | None, with_secrets: bool, archive: Path | None) -> None:
     """Back up the store, the vault and the config into one .tar.gz (DEST: a file or a folder), while

@@ -145,9 +145,7 @@ def _sync_conflicts(settings: Settings) -> Check:
         return Check("sync conflicts", True, "none in the vault")
     shown = "; ".join(conflict.describe() for conflict in found[:10])
     more = f"; and {len(found) - 10} more" if len(found) > 10 else ""
-    return Check(
-        "sync conflicts", False, f"{len(found)} to merge by hand (not searched as notes): {shown}{more}"
-    )
+    return Check("sync conflicts", False, f"{len(found)} to merge by hand (not searched as notes): {shown}{more}")
 
 
 async def _database(path: Path) -> Check:

@@ -24,9 +24,7 @@ def test_a_sync_tool_replacing_notes_while_the_bot_writes_loses_no_text(tmp_path
     with Vault(root, max_staleness=0) as notes:
         notes.write("", "Shared", "phone version 0", mode="create")
         notes.daily_note("the first line", when=DAY)
-        tool = subprocess.Popen(
-            [sys.executable, str(SYNC_TOOL), str(root), "300"], stdout=subprocess.PIPE, text=True
-        )
+        tool = subprocess.Popen([sys.executable, str(SYNC_TOOL), str(root), "300"], stdout=subprocess.PIPE, text=True)
         assert tool.stdout is not None and tool.stdout.readline() == "ready\n"
         appended: list[str] = []
         replaced = refused = 0
@@ -36,7 +34,8 @@ def test_a_sync_tool_replacing_notes_while_the_bot_writes_loses_no_text(tmp_path
             appended.append(line)
             seen = PHONE.findall(notes.read("Shared").content)[-1]
             try:
-                notes.write("", "Shared", f"bot version based on phone version {seen}", mode="replace", read={"Shared.md"})
+                text = f"bot version based on phone version {seen}"
+                notes.write("", "Shared", text, mode="replace", read={"Shared.md"})
                 replaced += 1
             except NoteChanged:
                 refused += 1  # the phone's version came in since it was read: not replaced unseen
