@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import subprocess
 import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
-from tests.helpers import SEVERAL_PROCESSES, subprocess_env
+from tests.helpers import SEVERAL_PROCESSES, subprocess_env, vaultbot_process
 
 pytestmark = SEVERAL_PROCESSES
 
@@ -71,11 +74,15 @@ def test_a_backup_moves_to_a_new_machine_where_runs_log_and_undo_are_as_they_wer
     assert [run["status"] for run in runs] == ["completed", "completed"]
     log = json.loads(vaultbot(new, "log", "--json").stdout)
     assert {entry["summary"] for entry in log} >= {"Captured to the inbox: buy oat milk"}
-    chat = vaultbot(new, "chat", stdin="/undo\nand then this\n")
+    chat = vaultbot(new, "chat", stdin="/status\n/undo\nand then this\n")
     assert chat.returncode == 0, chat.stderr
-    assert "Undid run" in chat.stdout and (new / "data/vault/.trash/Inbox/call mum.md").exists()
+    assert (
+        "capture mode" in chat.stdout.lower()
+        and "Undid run" in chat.stdout
+        and (new / "data/vault/.trash/Inbox/call mum.md").exists()
+    )
     assert (new / "data/vault/Inbox/and then this.md").exists()
-    assert len(json.loads(vaultbot(new, "runs", "--json").stdout)) == 4
+    assert len(json.loads(vaultbot(new, "runs", "--json").stdout)) == 5  # /status, /undo and the new note
 
 
 def test_with_secrets_the_archive_holds_the_env_file_and_the_whole_config(tmp_path: Path) -> None:
@@ -106,3 +113,53 @@ def test_refusals_are_one_line_each(tmp_path: Path) -> None:
         assert done.stderr.count("\n") == 1 and words in done.stderr and done.stderr.startswith("vaultbot: ")
     assert not (fresh / "data" / "vaultbot.db").exists()
     assert not (fresh / "data" / "vault").exists() or not any((fresh / "data" / "vault").iterdir())
+
+
+async def test_vaultbot_backup_while_vaultbot_run_serves_a_soak_loses_nothing(tmp_path: Path) -> None:
+    from bot.bus import INBOUND, Bus, InboundMessage, Sender
+    from bot.db import Database
+
+    home = tmp_path / "serving"
+    home.mkdir()
+    texts = [f"soak note {n:03d}" for n in range(150)]
+    with vaultbot_process(home, "run") as (served, log):
+        await _until(lambda: log.has("vaultbot run:"))
+        db = await Database.open(home / "data" / "vaultbot.db")  # another process publishing, as `vaultbot chat` does
+        try:
+            bus = Bus(db)
+
+            async def publish(batch: list[str]) -> None:
+                for text in batch:
+                    message = InboundMessage(
+                        channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text=text
+                    )
+                    await bus.publish(INBOUND, message, conversation="terminal:ann")
+                    await asyncio.sleep(0.005)
+
+            await publish(texts[:30])
+            sending = asyncio.create_task(publish(texts[30:]))
+            backing = await asyncio.to_thread(vaultbot, home, "backup", "soak.tar.gz")
+            await sending
+        finally:
+            await db.close()
+        inbox = home / "data" / "vault" / "Inbox"
+        await _until(lambda: len(list(inbox.glob("*.md"))) == len(texts), timeout=120)
+        served.send_signal(signal.SIGTERM)
+        assert served.wait(timeout=60) == 0, log.text()
+    assert backing.returncode == 0 and "Wrote soak.tar.gz" in backing.stdout, backing.stderr
+    assert {p.stem for p in inbox.glob("*.md")} == set(texts)  # none lost while the backup ran
+
+    checked = vaultbot(home, "backup", "--verify", "soak.tar.gz")
+    assert checked.returncode == 0, checked.stderr
+    fresh = tmp_path / "fresh"
+    assert vaultbot(fresh, "restore", str(home / "soak.tar.gz")).returncode == 0
+    log = json.loads(vaultbot(fresh, "log", "--json", "--limit", "1000").stdout)
+    captured = {entry["summary"].removeprefix("Captured to the inbox: ") for entry in log}
+    filed = {p.stem for p in (fresh / "data" / "vault" / "Inbox").glob("*.md")}
+    assert captured and captured <= filed  # every note the restored log says was filed is in the restored vault
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 60) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.05)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vault import NoteChanged, Vault, find_conflicts, is_conflict_copy
+from vault import NoteChanged, PathNotAllowed, Vault, find_conflicts, is_conflict_copy
 
 SYNC_TOOL = Path(__file__).with_name("sync_tool.py")
 DAY = datetime(2026, 11, 23, 9, 30)
@@ -74,3 +74,13 @@ def test_conflict_copies_and_markers_are_named_and_not_searched_as_notes(tmp_pat
         ("Projects/Garden (Conflicted copy Pixel 8 202611231405).md", "copy"),
         ("Projects/Garden.sync-conflict-20261123-140501-ABCDEFG.md", "copy"),
     ]
+
+
+@pytest.mark.parametrize("folder", [".obsidian", ".trash", ".stfolder", ".git", "Notes/.git"])
+def test_the_sync_tools_and_obsidians_folders_are_never_written(tmp_path: Path, folder: str) -> None:
+    with Vault(tmp_path / "vault") as notes:
+        with pytest.raises(PathNotAllowed):
+            notes.write(folder, "settings", "overwrite it", mode="create")
+        with pytest.raises(PathNotAllowed):
+            notes.save_attachment(folder, "x.png", b"\x89PNG")
+    assert not (tmp_path / "vault" / folder).exists()
