@@ -6,10 +6,10 @@ store with turns through the real runner on a zero-latency scripted model, then:
 
 - times ``take_backup`` (the store by SQLite's online backup, every file hashed and compressed) and
   prints the archive's size and the bytes it holds, and the time of ``--verify``;
-- measures a plain turn's latency (inbound published → reply durable, as bench/turns.py does) with
-  no backup running, then again while backups run back to back in the same process.
+- measures a plain turn's latency (inbound published → reply durable, as bench/turns.py does) while a
+  backup runs in the same process, then as many turns right after it with none, a few times over.
 
-    .venv/bin/python bench/backup.py [--notes 6277] [--turns 2000] [--dir /tmp/somewhere]
+    .venv/bin/python bench/backup.py [--notes 6277] [--turns 2000] [--rounds 3] [--dir /tmp/somewhere]
 """
 
 from __future__ import annotations
@@ -67,11 +67,27 @@ async def turns(app: App, n: int, label: str) -> list[float]:
         return [await bench.turn(label, f"{label} {i}") for i in range(n)]
 
 
+async def compare(app: App, settings: Settings, root: Path, rounds: int) -> tuple[list[float], list[float]]:
+    """Plain turns while a backup runs, then as many with none, ``rounds`` times over."""
+    quiet: list[float] = []
+    busy: list[float] = []
+    async with running(app) as bench:
+        for r in range(rounds):
+            backing = asyncio.create_task(take_backup(settings, root / "backups", datetime.now(UTC)))
+            during: list[float] = []
+            while not backing.done():
+                during.append(await bench.turn("busy", f"busy {r} {len(during)}"))
+            (await backing).path.unlink()
+            busy += during
+            quiet += [await bench.turn("quiet", f"quiet {r} {i}") for i in range(len(during))]
+    return quiet, busy
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=6277)
     parser.add_argument("--turns", type=int, default=2000, help="turns filling the store before the backup")
-    parser.add_argument("--sample", type=int, default=400, help="turns measured with and without a backup")
+    parser.add_argument("--rounds", type=int, default=3, help="backups with turns measured during and after each")
     parser.add_argument("--dir", type=Path, default=None)
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -97,28 +113,13 @@ async def main() -> None:
             await verify(backup.path)
             print(f"verify: {time.perf_counter() - started:.2f} s")
 
-            quiet = await turns(app, args.sample, "quiet")
-            stop = asyncio.Event()
-            taken = 0
-
-            async def back_to_back() -> None:
-                nonlocal taken
-                while not stop.is_set():
-                    made = await take_backup(settings, root / "backups", datetime.now(UTC))
-                    made.path.unlink()
-                    taken += 1
-
-            backing = asyncio.create_task(back_to_back())
-            await asyncio.sleep(0.2)  # the first backup under way
-            busy = await turns(app, args.sample, "busy")
-            stop.set()
-            await backing
+            quiet, busy = await compare(app, settings, root, args.rounds)
         finally:
             await app.close()
     for label, values in (("no backup", quiet), ("during backups", busy)):
         p50, p95 = statistics.median(values), pct(values, 95)
         print(f"plain turn, {label:<15} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms  ({len(values)} turns)")
-    print(f"({taken} backups ran during the second sample)")
+    print(f"({args.rounds} backups, each with as many quiet turns right after it, so the machine's load is shared)")
 
 
 if __name__ == "__main__":

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bot.app import App
 from bot.backup import ConflictNotices
 from bot.bus import INBOUND, InboundMessage, Sender
-from tests.helpers import outbox
+from tests.helpers import outbox, subprocess_env
 
 
 async def test_each_conflict_copy_is_said_once_in_the_chat_that_last_wrote(
@@ -35,3 +37,24 @@ async def test_each_conflict_copy_is_said_once_in_the_chat_that_last_wrote(
     assert "Plan (Conflicted copy Pixel 202611231405).md" in said[1].text
     again = ConflictNotices(app.db, app.bus, app.notes)  # after a restart: still once
     assert await again.tell_new() == []
+
+
+def test_vaultbot_doctor_lists_conflict_copies_and_git_markers(tmp_path: Path) -> None:
+    notes = tmp_path / "data" / "vault"
+    notes.mkdir(parents=True)
+    (notes / "Garden.md").write_text("tulips")
+    clean = subprocess.run(
+        [sys.executable, "-m", "bot", "doctor"], capture_output=True, text=True, cwd=tmp_path, env=subprocess_env()
+    )
+    assert "ok   sync conflicts: none in the vault" in clean.stdout.splitlines()
+    (notes / "Garden.sync-conflict-20261123-140501-ABCDEFG.md").write_text("tulips and roses")
+    (notes / "Plans.md").write_text("<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> phone\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "doctor"], capture_output=True, text=True, cwd=tmp_path, env=subprocess_env()
+    )
+    [line] = [line for line in done.stdout.splitlines() if "sync conflicts:" in line]
+    assert line == (
+        "FAIL  sync conflicts: 2 to merge by hand (not searched as notes): Garden.sync-conflict-20261123-140501-"
+        "ABCDEFG.md is a sync tool's conflict copy; Plans.md has git conflict markers in it"
+    )
+    assert done.returncode == 1
