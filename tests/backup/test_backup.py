@@ -134,3 +134,28 @@ async def test_a_damaged_archive_is_refused_before_anything_is_written(
         await restore(settings, bad)
     assert not settings.store.path.exists()
     assert not settings.vault.path.exists() or not any(settings.vault.path.iterdir())
+
+
+async def test_the_vaults_own_databases_are_copied_by_sqlite_and_what_is_rebuilt_is_left_out(
+    tmp_path: Path, make_app: Callable[..., Awaitable[App]]
+) -> None:
+    app = await make_app()
+    await publish(app, ["a note"])
+    await app.runner_worker().run(burst=True)
+    vectors = tmp_path / "vault" / ".vaultbot" / "vectors.db"
+    with closing(sqlite3.connect(vectors, isolation_level=None)) as db:  # open, its last commit in the WAL
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("CREATE TABLE vectors (path TEXT, v BLOB)")
+        db.execute("INSERT INTO vectors VALUES ('a note.md', x'00ff')")
+        db.execute("BEGIN")
+        db.execute("INSERT INTO vectors VALUES ('not committed.md', x'00')")  # a write under way: not in the copy
+        backup = await take_backup(app.settings, tmp_path / "b", NOW)
+        db.execute("ROLLBACK")
+    with tarfile.open(backup.path) as tar:
+        names = set(tar.getnames())
+        copied = tmp_path / "copied.db"
+        copied.write_bytes(tar.extractfile("vault/.vaultbot/vectors.db").read())  # type: ignore[union-attr]
+    with closing(sqlite3.connect(copied)) as db:
+        assert db.execute("SELECT path FROM vectors").fetchall() == [("a note.md",)]
+    assert "vault/Inbox/a note.md" in names
+    assert not [n for n in names if n.endswith(("index.db", "-wal", "-shm")) or "/staging/" in n or "/locks/" in n]
