@@ -84,3 +84,19 @@ def test_the_sync_tools_and_obsidians_folders_are_never_written(tmp_path: Path, 
         with pytest.raises(PathNotAllowed):
             notes.save_attachment(folder, "x.png", b"\x89PNG")
     assert not (tmp_path / "vault" / folder).exists()
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2 exchange", "check before rename"])
+def test_a_note_changed_since_it_was_read_is_kept_and_handed_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
+) -> None:
+    import vault.swap
+
+    monkeypatch.setattr(vault.swap, "_exchanges", [exchange and vault.swap._exchanges[0]])
+    note = tmp_path / "Daily.md"
+    note.write_bytes(b"the phone's version")
+    assert vault.swap.swap_in(note, b"the bot's version", based_on=b"what the bot read") == b"the phone's version"
+    assert note.read_bytes() == b"the phone's version"
+    assert vault.swap.swap_in(note, b"the bot's version", based_on=b"the phone's version") is None
+    assert note.read_bytes() == b"the bot's version"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Daily.md"]  # no staged file left behind
