@@ -44,6 +44,8 @@ SAMPLES = {
     "VAULTBOT_EMAIL__ADDRESS": "bot@example.org",
     "VAULTBOT_EMAIL__ALLOWED_SENDERS": '["ann@example.com"]',
     "VAULTBOT_EMAIL__REQUIRE_AUTHENTICATED": "false",
+    "VAULTBOT_BACKUP__EVERY": "1d",
+    "VAULTBOT_BACKUP__KEEP": "3",
 }
 # Settings that are refused alone: the other variables that must be set with them.
 COMPANIONS = {

@@ -1,6 +1,7 @@
 """A folder of Obsidian-compatible Markdown notes, kept safe from paths that try to leave it."""
 
 from vault.changes import Change
+from vault.conflicts import Conflict, find_conflicts, is_conflict_copy
 from vault.document_reader import ReadingLimits
 from vault.documents import DocumentText, is_document, page_marker
 from vault.embedder import Embedder, EnglishEmbedder, MultilingualEmbedder
@@ -14,6 +15,7 @@ __all__ = [
     "PRIVATE_DIR",
     "TRASH",
     "Change",
+    "Conflict",
     "Outcome",
     "DocumentText",
     "Embedder",
@@ -36,6 +38,8 @@ __all__ = [
     "VaultError",
     "WriteResult",
     "daily_entry",
+    "find_conflicts",
+    "is_conflict_copy",
     "is_document",
     "page_marker",
 ]

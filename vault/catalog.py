@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from vault import frontmatter, meta
+from vault.conflicts import is_conflict_copy
 from vault.document_backlog import Backlog
 from vault.document_reader import DocumentReader
 from vault.documents import is_document
@@ -174,8 +175,8 @@ class Catalog:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.startswith("."):
-                    continue
+                if entry.name.startswith(".") or is_conflict_copy(entry.name):
+                    continue  # hidden, or a sync tool's second copy of a note: not a note of its own
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)

@@ -40,6 +40,7 @@ from vault.paths import (
     split_components,
 )
 from vault.recall import Recall
+from vault.swap import swap_in
 from vault.takeback import Reversible
 
 MODES = ("create", "append", "replace")
@@ -48,6 +49,8 @@ ATTACHMENTS = "Attachments"
 PRIVATE_DIR = ".vaultbot"
 # A create gives up on a title after "Title 999"; the file-name budget leaves room for exactly that.
 _MAX_COPIES = 999
+# Times an append is built again on a note a sync tool keeps replacing before it gives up.
+_SWAP_ATTEMPTS = 20
 # Added to the similarity of a related note in the note's own language (cosine; docs/search.md has the measure).
 SAME_LANGUAGE_BONUS = 0.1
 
@@ -308,21 +311,31 @@ class Vault(Reversible):
 
     def _append(self, path: Path, content: str, fields: dict[str, Any]) -> WriteResult:
         old_bytes = path.read_bytes()
+        for _ in range(_SWAP_ATTEMPTS):
+            text = self._appending(old_bytes, content, fields)
+            if text is None:
+                return self._result(path, unchanged=True)
+            # Built on these bytes: if a sync tool replaced the note since, it is built again on theirs.
+            after = self._store(path, text, based_on=old_bytes)
+            if isinstance(after, str):
+                return self._result(path, change=self._appended(path, old_bytes, text, _body(old_bytes), after))
+            old_bytes = after
+        raise NoteChanged(f"{show(self._rel(path))} keeps changing on disk (a sync?); try again in a moment.")
+
+    def _appending(self, old_bytes: bytes, content: str, fields: dict[str, Any]) -> str | None:
+        """The note ``old_bytes`` with ``content`` added at its end, or None when there is nothing to add."""
         front, body = frontmatter.parse(old_bytes.decode("utf-8", errors="replace"))
-        shared = body.strip()  # in the note before and after: what an undo keeps of it
         addition = content.strip("\n")
         old_tags = meta.clean_tags(front.get("tags"))
         tags = old_tags + [tag for tag in fields["tags"] if tag not in old_tags]
         already_there = bool(addition.strip()) and body.rstrip().endswith(addition.strip())
         if (already_there or not addition.strip()) and tags == old_tags:
-            return self._result(path, unchanged=True)
+            return None
         if not already_there:
             body = f"{body.rstrip()}\n\n{addition}" if body.strip() else addition
         front["tags"] = tags
         self._update_fields(front, fields, tags=False)
-        text = frontmatter.render(front, body)
-        after = self._store(path, text)
-        return self._result(path, change=self._appended(path, old_bytes, text, shared, after))
+        return frontmatter.render(front, body)
 
     def _appended(self, path: Path, old_bytes: bytes, text: str, shared: str, after: str) -> Change:
         """The record of an append: what differs at the head and the tail of the note; a note that
@@ -351,7 +364,12 @@ class Vault(Reversible):
         write_atomic(version, old_bytes)
         self._update_fields(front, fields, tags=True)
         text = frontmatter.render(front, content)
-        after = self._store(path, text)
+        after = self._store(path, text, based_on=old_bytes)
+        if not isinstance(after, str):
+            version.unlink(missing_ok=True)
+            raise NoteChanged(
+                f"{show(self._rel(path))} changed on disk while it was replaced; read it again before replacing it."
+            )
         detail = {"diff": line_diff(old_text, text), **text_detail(text)}
         change = Change("replaced", self._rel(path), digest(old_bytes), after, self._rel(version), detail)
         return self._result(path, previous_version=version, change=change)
@@ -400,10 +418,16 @@ class Vault(Reversible):
         # A note file may itself be a symlink; reading or replacing it must not reach outside.
         resolve_inside(self.root, path, show(self._rel(path)))
 
-    def _store(self, path: Path, text: str) -> str:
-        """Write ``text`` as the note at ``path`` and put it in line for the index; returns its digest."""
+    def _store(self, path: Path, text: str, *, based_on: bytes) -> str | bytes:
+        """Write ``text`` as the note at ``path`` if it still holds ``based_on``, and put it in line for
+        the index; returns its digest, or the bytes another program put there meanwhile (kept)."""
         data = text.encode("utf-8")
-        write_atomic(path, data, sync=False)  # the folder is synced once the lock is released
+        try:
+            now = swap_in(path, data, based_on)  # the folder is synced once the lock is released
+        except FileNotFoundError:
+            raise NoteChanged(f"{show(self._rel(path))} was deleted on disk while it was written.") from None
+        if now is not None:
+            return now
         stat = path.stat()
         self._seen[path.resolve()] = (stat.st_mtime_ns, stat.st_size)
         return self._catalog.record(self._rel(path), data, stat)
@@ -629,6 +653,11 @@ def _existing_entry(parent: Path, name: str) -> tuple[Path, int] | None:
         return parent / match[1], os.lstat(parent / match[1]).st_mode
     except FileNotFoundError:
         return None  # gone since the listing
+
+
+def _body(data: bytes) -> str:
+    """The body of the note ``data``, stripped: what an undo of an append to it keeps."""
+    return frontmatter.parse(data.decode("utf-8", errors="replace"))[1].strip()
 
 
 def _signature(path: Path) -> tuple[int, int]:

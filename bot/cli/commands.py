@@ -13,6 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import date, datetime, tzinfo
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -359,6 +360,53 @@ def _first_day(since: str | None, zone: tzinfo) -> datetime | None:
         assert start is not None
         day = start.astimezone(zone).date()
     return day_bounds(day, zone)[0]
+
+
+@cli.command("backup")
+@click.argument("dest", required=False, type=click.Path(path_type=Path))
+@click.option("--with-secrets", is_flag=True, help="Keep .env and the secrets in the config file in the archive.")
+@click.option(
+    "--verify", "archive", type=click.Path(path_type=Path), metavar="ARCHIVE", help="Check every hash of ARCHIVE."
+)
+@click.pass_context
+def backup_command(ctx: click.Context, dest: Path | None, with_secrets: bool, archive: Path | None) -> None:
+    """Back up the store, the vault and the config into one .tar.gz (DEST: a file or a folder), while
+    vaultbot runs.
+
+    Exit status 1 when the backup could not be written or the archive checked is not whole."""
+    from bot.backup import BackupError
+    from bot.cli.backup import back_up, checked
+
+    if archive is not None and (dest is not None or with_secrets):
+        raise click.UsageError("--verify ARCHIVE takes nothing else.")
+    try:
+        if archive is not None:
+            click.echo(_run(checked(archive)))
+        else:
+            click.echo(_run(back_up(_settings(ctx), dest, with_secrets=with_secrets)).describe())
+    except BackupError as exc:
+        click.echo(f"vaultbot: {exc}", err=True)
+        ctx.exit(1)
+
+
+@cli.command("restore")
+@click.argument("archive", type=click.Path(path_type=Path))
+@click.pass_context
+def restore_command(ctx: click.Context, archive: Path) -> None:
+    """Restore a backup into an empty data folder and vault, every hash checked first.
+
+    Exit status 1 when the archive is not whole, 2 when the store or the vault is not empty."""
+    from bot.backup import BadArchive, TargetNotEmpty
+    from bot.cli.backup import restore_from
+
+    try:
+        click.echo(_run(restore_from(_settings(ctx), archive)))
+    except BadArchive as exc:
+        click.echo(f"vaultbot: {exc}", err=True)
+        ctx.exit(1)
+    except TargetNotEmpty as exc:
+        click.echo(f"vaultbot: {exc}", err=True)
+        ctx.exit(2)
 
 
 @cli.command()

@@ -16,7 +16,7 @@ from bot.redact import without_credentials
 from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file, unknown_settings
 from bot.startup import StartupError, capture_folder, open_database, probe_folder
-from vault import PRIVATE_DIR
+from vault import PRIVATE_DIR, find_conflicts
 
 # Seconds the doctor waits for an endpoint: it reports a hung one rather than hanging with it.
 DOCTOR_TIMEOUT = 10.0
@@ -42,6 +42,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         *[Check("settings", False, warning) for warning in unknown_settings()],
         await asyncio.to_thread(_log, settings),
         await asyncio.to_thread(_vault, settings),
+        await asyncio.to_thread(_sync_conflicts, settings),
         await _database(settings.store.path),
         await asyncio.to_thread(_privacy, settings),
         *[await _asked(settings, check) for check in rest],
@@ -134,6 +135,17 @@ def _vault(settings: Settings) -> Check:
         return Check("vault", False, problem)
     where = f"in {folder.relative_to(root)}/" if folder != root else "at its top, where capture makes its folder"
     return Check("vault", True, f"{root.resolve()} is writable (a probe file written and removed {where})")
+
+
+def _sync_conflicts(settings: Settings) -> Check:
+    """The conflict copies and git conflict markers a sync tool left in the vault, each named."""
+    root = settings.vault.path
+    found = find_conflicts(root) if root.is_dir() else []
+    if not found:
+        return Check("sync conflicts", True, "none in the vault")
+    shown = "; ".join(conflict.describe() for conflict in found[:10])
+    more = f"; and {len(found) - 10} more" if len(found) > 10 else ""
+    return Check("sync conflicts", False, f"{len(found)} to merge by hand (not searched as notes): {shown}{more}")
 
 
 async def _database(path: Path) -> Check:

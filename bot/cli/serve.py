@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from bot.app import App
+from bot.backup import BackupSchedule, ConflictNotices, GitHistory
 from bot.bus import Worker
 from bot.channels.telegram import TelegramChannel
 from bot.clock import zone_name
@@ -84,7 +85,16 @@ async def _serve(
     tell: Callable[[str], None],
     grace: float,
 ) -> None:
-    workers: list[Worker | Scheduler] = [app.runner_worker(), app.consent_worker(), app.scheduler]
+    workers: list[Worker | Scheduler | BackupSchedule | GitHistory | ConflictNotices] = [
+        app.runner_worker(),
+        app.consent_worker(),
+        app.scheduler,
+        ConflictNotices(app.db, app.bus, app.notes),
+    ]
+    if app.settings.backup.every is not None:
+        workers.append(BackupSchedule(app.db, app.settings, app.clock))
+    if app.settings.vault.git:
+        workers.append(GitHistory(app.db, app.notes.root))
     channels: list[TelegramChannel | EmailChannel] = (
         [_telegram(app, tell)] if app.settings.telegram.token is not None else []
     )

@@ -5,12 +5,13 @@ is briefly unusable (:mod:`bot.db.outage`)."""
 
 from __future__ import annotations
 
-from bot.db.connection import WAL_FILES, Database, Row, Tx
+from bot.db.connection import BUSY_TIMEOUT_MS, WAL_FILES, Database, Row, Tx
 from bot.db.outage import Outage, is_transient
 from bot.db.readonly import ReadOnlyDatabase, Reads
 from bot.db.times import now_iso, to_iso
 
 __all__ = [
+    "BUSY_TIMEOUT_MS",
     "WAL_FILES",
     "Database",
     "Outage",

@@ -582,6 +582,36 @@ def m020_email_mails(conn: sqlite3.Connection) -> None:
     )
 
 
+def m021_backups(conn: sqlite3.Connection) -> None:
+    """The backups ``vaultbot run`` takes on its own, one row per period (its number counted from the
+    epoch in the person's local time), claimed before it starts and finished once the archive is
+    named: a restart after a crash mid-backup takes that period's again, a finished one never. And
+    ``git_history``: each run whose changes ``VAULTBOT_VAULT__GIT`` has committed (or passed over:
+    ``git_commit`` NULL when there was nothing new to commit, or the run was before git mode). And
+    ``sync_conflicts_told``: the conflict copies the person has been told of in chat, once each."""
+    _script(
+        conn,
+        """
+        CREATE TABLE backups (
+            period      INTEGER PRIMARY KEY,
+            started_at  TEXT NOT NULL,
+            finished_at TEXT,
+            path        TEXT,
+            bytes       INTEGER
+        );
+        CREATE TABLE sync_conflicts_told (
+            path     TEXT PRIMARY KEY,
+            told_at  TEXT NOT NULL
+        );
+        CREATE TABLE git_history (
+            run_id      TEXT PRIMARY KEY,
+            git_commit  TEXT,
+            recorded_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -603,6 +633,7 @@ MIGRATIONS: list[Migration] = [
     m018_change_sets,
     m019_clippings_in_the_notes_list,
     m020_email_mails,
+    m021_backups,
 ]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import tzinfo
+from datetime import timedelta, tzinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -79,6 +79,9 @@ class VaultSettings(BaseModel):
     )
     daily_folder: str = Field("Daily", min_length=1)
     daily_pattern: str = Field("%Y-%m-%d", min_length=1, description="strftime pattern naming the day's note.")
+    git: bool = Field(
+        False, description="In a vault that is a git repository: commit each run that changed notes (never pushes)."
+    )
     index_staleness: float = Field(
         1.0, ge=0, le=3600, description="Seconds between checks of the disk for edits made outside vaultbot; 0: always."
     )
@@ -95,6 +98,30 @@ class VaultSettings(BaseModel):
     document_memory_mb: int = Field(
         512, ge=128, le=65536, description="Megabytes of memory reading one document may use."
     )
+
+
+_PERIOD = re.compile(r"(\d+)\s*([mhdw])")
+_PERIOD_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+class BackupSettings(BaseModel):
+    """Backups that ``vaultbot run`` takes on its own (``vaultbot backup`` takes one at any time)."""
+
+    every: timedelta | None = Field(
+        None, description="How often, such as 1d, 12h or 1w; unset: never on its own. Once a period, across restarts."
+    )
+    keep: int = Field(7, ge=1, le=10_000, description="The newest backups kept in the folder; older ones are removed.")
+    path: Path = Field(Path("./data/backups"), description="The folder the scheduled backups go into.")
+
+    @field_validator("every", mode="before")
+    @classmethod
+    def _period(cls, v: object) -> object:
+        if v is None or isinstance(v, timedelta) or (isinstance(v, str) and not v.strip()):
+            return v or None
+        found = _PERIOD.fullmatch(str(v).strip().lower())
+        if not found or int(found.group(1)) == 0:
+            raise ValueError("expected a period such as 30m, 12h, 1d or 1w")
+        return timedelta(**{_PERIOD_UNITS[found.group(2)]: int(found.group(1))})
 
 
 class MemorySettings(BaseModel):
@@ -530,6 +557,7 @@ class Settings(BaseSettings):
     clip: ClipSettings = Field(default_factory=ClipSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     email: EmailSettings = Field(default_factory=EmailSettings)
+    backup: BackupSettings = Field(default_factory=BackupSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.
     anthropic_api_key: Secret = Field(None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key"))
