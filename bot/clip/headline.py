@@ -1,0 +1,183 @@
+"""A page's title as a person would write it: its headline without the site's name.
+
+Reader View's title (bot/clip/title.py) is right on about four pages in five that people titled: it takes the
+first title a page states (often with the site's name on it: ``og:title`` "Story | Site") and passes over what
+it does not read (a JSON-LD article whose ``@type`` is a list or sits in an ``@graph``, the ``<h1>`` the page
+shows). What the page states in several places is more likely its headline than what it states once:
+
+1. An ``<h1>`` of the page that one of its stated titles (the JSON-LD article's ``headline``, ``og:title``,
+   ``twitter:title``, the ``<title>``) agrees with: the same words, or the same with a site's name, a section
+   or a kicker ("Analysis:") joined to it by a separator. The ``<h1>`` is what the reader sees as the headline.
+2. Else the stated title that another one agrees with, or the JSON-LD article's headline, or ``og:title``:
+   each without the site's name it ends or starts with, where the site's name is one the page states
+   (``og:site_name``, ``application-name``, the JSON-LD publisher or web site) or its host's.
+3. Else Reader View's title.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+from urllib.parse import urlsplit
+
+from bot.clip.jsonld import article, kinds, objects
+from bot.clip.title import reader_title, unescape
+
+# What joins a headline to a site's name or a section: spaced bars, dashes, dots, slashes and guillemets, the
+# full-width bar and colon (which need no spaces), and a spaced or closing colon.
+_SEPARATOR = re.compile(r"\s+[|\-–—·•/»«:]+\s+|\s*[｜：]\s*|\s+--\s+|\s*::\s*|:\s+")
+# A site's name glued to a headline by a bare hyphen or underscore, as Chinese sites write it (标题-新华网).
+_GLUED_TAIL = re.compile(r"[-_|][^\s\-_|]{1,12}")
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " ", "´": "'", "`": "'"})
+_OUTSIDE = ("nav", "footer", "aside")
+_HEADLINE_WORDS = 60  # an <h1> longer than this is a block of text, not a headline
+_SITE_WORDS = 6  # a site's name or a section is a few words
+_HEADINGS = 5  # the headline is among a page's first <h1>s
+_PARTS = 8  # a title of more parts than this is not a headline with a site's name on it
+
+
+def page_title(tree: Any, scripts: list[Any], url: str) -> str | None:
+    """The title of the page ``tree`` at ``url`` whose parsed JSON-LD is ``scripts`` (module docstring); None
+    when the page states none."""
+    sites = _site_names(tree, scripts, url)
+    headline, metas = _ld_headline(scripts), _meta_titles(tree)
+    stated = [unescape(t) for t in (headline, *metas, _title_tag(tree)) if t]
+    bare = [_without_site(title, sites) for title in stated]
+    agreeing = [_Stated.of(title, plain) for title, plain in zip(stated, bare, strict=True)]
+    # Of the headings a stated title agrees with, the one it starts with ("Headline | Site"), else the longest.
+    headings = [h for h in islice(_headings(tree), _HEADINGS) if not _is_site(h, sites)]
+    fits = [(rank, heading) for heading in headings for rank in _ranks(heading, agreeing)]
+    if fits:
+        return max(fits, key=lambda fit: fit[0])[1]
+    for i, title in enumerate(bare):
+        if any(told.agrees(_key(title)) is not None for j, told in enumerate(agreeing) if j != i):
+            return title
+    # A headline stated once: the JSON-LD article's, then og:title's (bare[0] is one of them when there is one).
+    if bare and (headline or metas):
+        return bare[0]
+    return reader_title(tree, scripts)
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """A stated title as a heading is compared with it: whole, without the site's name, and in its parts."""
+
+    whole: str
+    bare: str
+    parts: list[str]
+
+    @classmethod
+    def of(cls, title: str, bare: str) -> _Stated:
+        parts = [_words(_key(p)) for p in _SEPARATOR.split(title)]
+        return cls(_key(title), _key(bare), parts if len(parts) <= _PARTS else [])
+
+    def agrees(self, heading: str) -> tuple[bool, int] | None:
+        """Whether this is ``heading``, or ``heading`` with a few words joined to it by separators: None if
+        not, else whether it starts this title and its length."""
+        if not heading or _words(heading) not in _words(self.whole):
+            return None
+        if heading in (self.whole, self.bare) or _GLUED_TAIL.fullmatch(self.whole.removeprefix(heading)):
+            return (True, len(heading))
+        wanted = _words(heading)
+        for start in range(len(self.parts)):
+            for end in range(start + 1, len(self.parts) + 1):
+                if " ".join(self.parts[start:end]) == wanted:
+                    rest = self.parts[:start] + self.parts[end:]
+                    return (start == 0, len(heading)) if all(len(p.split()) <= _SITE_WORDS for p in rest) else None
+        return None
+
+
+def _ranks(heading: str, agreeing: list[_Stated]) -> Iterator[tuple[bool, int]]:
+    key = _key(heading)
+    return (rank for told in agreeing if (rank := told.agrees(key)) is not None)
+
+
+def _words(key: str) -> str:
+    """A compared title's words, its separators left out."""
+    return " ".join(_SEPARATOR.sub(" ", key).split())
+
+
+def _without_site(title: str, sites: set[str]) -> str:
+    """``title`` less a site's name (or a section beside it) that starts or ends it after a separator."""
+    parts = _SEPARATOR.split(title)
+    if len(parts) < 2:
+        return _strip_glued(title, sites)
+    marks = _SEPARATOR.findall(title)
+    while len(parts) > 1 and _is_site(parts[-1], sites):
+        parts, marks = parts[:-1], marks[:-1]
+    while len(parts) > 1 and _is_site(parts[0], sites):
+        parts, marks = parts[1:], marks[1:]
+    kept = parts[0] + "".join(mark + part for mark, part in zip(marks, parts[1:], strict=True))
+    return _strip_glued(" ".join(kept.split()), sites)
+
+
+def _strip_glued(title: str, sites: set[str]) -> str:
+    """``title`` less a site's name glued on by a bare hyphen (``标题-新华网``)."""
+    head, dash, tail = title.rpartition("-")
+    return head.strip() if dash and head.strip() and _is_site(tail, sites) else title
+
+
+def _is_site(part: str, sites: set[str]) -> bool:
+    key = _key(part).replace(" ", "")
+    return bool(key) and any(
+        key == site or (min(len(site), len(key)) >= 4 and (site in key or key in site) and len(key) < 2 * len(site))
+        for site in sites
+    )
+
+
+def _site_names(tree: Any, scripts: list[Any], url: str) -> set[str]:
+    names = [str(v) for v in tree.xpath(
+        "//meta[@property='og:site_name' or @name='og:site_name' or @name='application-name'"
+        " or @name='apple-mobile-web-app-title' or @name='twitter:site' or @property='twitter:site']/@content"
+    )]
+    for item in objects(scripts):
+        if any(k in ("WebSite", "Organization", "NewsMediaOrganization") for k in kinds(item)):
+            names.append(str(item.get("name") or ""))
+        publisher = item.get("publisher")
+        if isinstance(publisher, dict):
+            names.append(str(publisher.get("name") or ""))
+    host = (urlsplit(url).hostname or "").removeprefix("www.")
+    names += [host, host.split(".")[0]] if host else []
+    return {k for k in (_key(n.lstrip("@")).replace(" ", "") for n in names) if k}
+
+
+def _headings(tree: Any) -> Iterator[str]:
+    for heading in tree.xpath("//h1"):
+        outer = [element.tag for element in heading.iterancestors()]
+        # A <header> is the site's unless it is the article's own (inside its <article> or <main>).
+        if any(tag in _OUTSIDE for tag in outer) or ("header" in outer and not {"article", "main"} & set(outer)):
+            continue
+        text = " ".join(heading.text_content().split()).strip("¶#§ ")
+        if text and len(text.split()) <= _HEADLINE_WORDS:
+            yield text
+
+
+def _ld_headline(scripts: list[Any]) -> str | None:
+    """The first JSON-LD article's ``headline`` (else its ``name``), wherever the scripts nest it."""
+    found = article(scripts)
+    for key in ("headline", "name"):
+        value = found.get(key)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())
+    return None
+
+
+def _meta_titles(tree: Any) -> list[str]:
+    values = tree.xpath(
+        "//meta[@property='og:title' or @name='og:title' or @name='twitter:title' or @property='twitter:title'"
+        " or @name='parsely-title' or @name='dc.title' or @name='DC.title' or @name='citation_title']/@content"
+    )
+    return [" ".join(str(v).split()) for v in values if str(v).strip()]
+
+
+def _title_tag(tree: Any) -> str | None:
+    titles = tree.xpath("//title")
+    return " ".join(titles[0].text_content().split()) or None if titles else None
+
+
+def _key(text: str) -> str:
+    """``text`` as titles are compared: case, quotes and spacing aside."""
+    return " ".join(text.translate(_QUOTES).casefold().split())
