@@ -118,10 +118,20 @@ def _html(text: str, url: str) -> Page:
 def _fallback_text(tree: Any) -> str:
     """The page's text when the extractor finds no main content in it (it judged every block boilerplate):
     the JSON-LD article's body, else its ``<article>``, ``<main>`` or paragraphs, as trafilatura's baseline
-    reads them, a paragraph a line."""
+    reads them, else the paragraphs of the block with the most text in them (an article in an ``<aside>``),
+    a paragraph a line."""
     body, _, _ = trafilatura.baseline(tree)
-    paragraphs = (" ".join(p.text_content().split()) for p in body.iter("p"))
-    return "\n\n".join(p for p in paragraphs if p)
+    found = [_words_of(p) for p in body.iter("p")]
+    if not any(found):
+        blocks: dict[Any, list[str]] = {}
+        for paragraph in tree.iter("p"):
+            blocks.setdefault(paragraph.getparent(), []).append(_words_of(paragraph))
+        found = max(blocks.values(), key=lambda texts: sum(map(len, texts)), default=[])
+    return "\n\n".join(p for p in found if p)
+
+
+def _words_of(element: Any) -> str:
+    return " ".join("".join(element.itertext()).split())
 
 
 def join_paragraph_lines(markdown: str) -> str:

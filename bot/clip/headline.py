@@ -32,6 +32,7 @@ _SEPARATOR = re.compile(r"\s+[|\-–—·•/»«:]+\s+|\s*[｜：]\s*|\s+--\s+|
 # A site's name glued to a headline by a bare hyphen or underscore, as Chinese sites write it (标题-新华网).
 _GLUED_TAIL = re.compile(r"[-_|][^\s\-_|]{1,12}")
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " ", "´": "'", "`": "'"})
+_DANGLING = " |-–—·•:｜："  # a separator left at an end, where a site's name was cut off
 _OUTSIDE = ("nav", "footer", "aside")
 _HEADLINE_WORDS = 60  # an <h1> longer than this is a block of text, not a headline
 _SITE_WORDS = 6  # a site's name or a section is a few words
@@ -44,7 +45,7 @@ def page_title(tree: Any, scripts: list[Any], url: str) -> str | None:
     when the page states none."""
     sites = _site_names(tree, scripts, url)
     headline, metas = _ld_headline(scripts), _meta_titles(tree)
-    stated = [unescape(t) for t in (headline, *metas, _title_tag(tree)) if t]
+    stated = [unescape(t).strip(_DANGLING) for t in (headline, *metas, _title_tag(tree)) if t]
     bare = [_without_site(title, sites) for title in stated]
     agreeing = [_Stated.of(title, plain) for title, plain in zip(stated, bare, strict=True)]
     # Of the headings a stated title agrees with, the one it starts with ("Headline | Site"), else the longest.

@@ -62,14 +62,14 @@ async def test_a_page_is_filed_as_a_web_clipper_note_named_after_its_title(
         assert boilerplate not in body
 
 
-async def test_an_unknown_date_is_null_and_the_title_is_reader_views(
+async def test_an_unknown_date_is_null_and_the_title_loses_the_sites_name(
     clip_app: ClipApp, fake_anthropic: FakeAnthropic, web: FakeWeb
 ) -> None:
     app = await clip_app()
     result = await clip(app, fake_anthropic, web.url("/wiki"))  # <title> and og:title: "Photosynthesis - Wikipedia"
-    assert result["path"] == "Clippings/Photosynthesis - Wikipedia.md"  # as Reader View: og:title whole
+    assert result["path"] == "Clippings/Photosynthesis.md"  # the <h1>, which the <title> agrees with
     front, _ = front_and_body(app, result["path"])
-    assert front["title"] == "Photosynthesis - Wikipedia"
+    assert front["title"] == "Photosynthesis"
     assert front["published"] is None and front["author"] == []
 
 
