@@ -153,6 +153,27 @@ def titles() -> None:
         )
         print(f"  {way:<28} real {on_real:>3}/{total} ({100 * on_real / total:.1f} %)   {cells}")
     print("vaultbot's rule missed:", *misses, sep="\n")
+    _against_people(pages)
+
+
+def _against_people(pages: list[tuple[str, str, str, str, str]]) -> None:
+    """The same real pages against the title a person gives each (``person``, where it is not Reader View's)."""
+    person = {page["name"]: page.get("person", page["expected"]) for page in json.loads(TITLED.read_text())["pages"]}
+    ours = reader = 0
+    misses = []
+    real = [page for page in pages if page[0] != "fixture"]
+    for _, name, address, document, expected in real:
+        got = page_of(Fetched(address, "text/html", "utf-8", document.encode())).title
+        ours += _same_title(got, person[name])
+        reader += _same_title(expected, person[name])
+        if not _same_title(got, person[name]):
+            misses.append(f"  {name}: {got!r}, a person's {person[name]!r}")
+    print(
+        f"the same {len(real)} real pages against a person's titles: vaultbot's rule {ours} "
+        f"({100 * ours / len(real):.1f} %), Reader View's {reader} ({100 * reader / len(real):.1f} %); missed:",
+        *misses,
+        sep="\n",
+    )
 
 
 def _key(text: str) -> str:

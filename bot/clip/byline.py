@@ -2,8 +2,8 @@
 
 Authors: the JSON-LD article's ``author`` (a name, a person, a list of them), else the head's author tags
 (``author``, ``article:author``, ``byl``, ``parsely-author``, ``sailthru.author``, ``dc.creator``,
-``citation_author``), else what the extractor read, else the page's byline ("By …" in a ``byline`` or
-``author`` element, ``rel=author``, ``itemprop=author``). The date: the head's publication tags, the JSON-LD
+``citation_author``), else the page's byline ("By …" in a ``byline`` element, ``rel=author``,
+``itemprop=author``); the extractor's guess comes last (:func:`names_in`), as it may be a commenter's name. The date: the head's publication tags, the JSON-LD
 article's ``datePublished``, an ``itemprop=datePublished``, a ``<time>`` of the article's own, or a date in
 the address (``/2013/11/27/``), in that order; written as numbers or with an English month's name.
 """
@@ -65,22 +65,29 @@ _NAMED = re.compile(
 _IN_ADDRESS = re.compile(r"/((?:19|20)\d{2})[/-](\d{2})/(\d{2})/")
 
 
-def authors(tree: Any, article: dict[str, Any], extracted: str | None) -> list[str]:
-    """The page's authors (module docstring), each once, as the page writes them."""
+def authors(tree: Any, article: dict[str, Any]) -> list[str]:
+    """The authors the page states (module docstring), each once, as the page writes them."""
     stated = _ld_authors(article.get("author"))
     if not stated:
         for query in _AUTHOR_META:
             stated = [name for value in tree.xpath(query) for name in _names(str(value))]
             if stated:
                 break
-    if not stated and extracted:
-        stated = _names(extracted)
     if not stated:
         for element in tree.xpath(_BYLINE):
+            if _in_comments(element):
+                continue
             stated = _names(element.text_content())
             if stated:
                 break
     return list(dict.fromkeys(stated))
+
+
+def _in_comments(element: Any) -> bool:
+    """Whether ``element`` is in the page's comments, where a byline is a commenter's."""
+    return any(
+        "comment" in f"{outer.get('class', '')} {outer.get('id', '')}".lower() for outer in element.iterancestors()
+    )
 
 
 def _ld_authors(value: Any) -> list[str]:
@@ -93,8 +100,14 @@ def _ld_authors(value: Any) -> list[str]:
     return []
 
 
+def names_in(byline: str | None, tree: Any) -> list[str]:
+    """The names in the extractor's ``byline`` of the page ``tree`` ("By Ann Lee and Bo Chan, CNN" gives Ann
+    Lee, Bo Chan and CNN), less a name the page writes only in its comments (a commenter's)."""
+    names = dict.fromkeys(_names(byline)) if byline else {}
+    return [name for name in names if not all(map(_in_comments, tree.xpath("//*[contains(text(), $n)]", n=name)))]
+
+
 def _names(text: str) -> list[str]:
-    """The names in a byline: "By Ann Lee and Bo Chan, CNN" gives Ann Lee, Bo Chan and CNN."""
     text = _BY.sub("", " ".join(text.split()))
     names = []
     for part in _SPLIT.split(text):

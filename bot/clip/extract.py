@@ -20,7 +20,7 @@ import trafilatura
 from lxml.etree import ParserError
 from trafilatura.xml import xmltotxt
 
-from bot.clip.byline import authors, published
+from bot.clip.byline import authors, names_in, published
 from bot.clip.errors import ClipError
 from bot.clip.fetch import Fetched
 from bot.clip.headline import page_title
@@ -81,7 +81,10 @@ def _html(text: str, url: str) -> Page:
         raise _empty() from exc
     # Read before the extractor cleans the tree, as Readability reads a page's metadata before it cleans it.
     scripts = scripts_of(tree)
-    title = " ".join((page_title(tree, scripts, url) or "").split())
+    found = article(scripts)
+    stated = authors(tree, found)
+    title = " ".join((page_title(tree, scripts, url, stated) or "").split())
+    date = published(tree, found, url)
     # A page that states no title at all is named by the extractor's, its first heading, else its address.
     headings = (" ".join(h.text_content().split()).strip(_HEADING_MARKS) for h in tree.xpath("//h1"))
     heading = next(filter(None, headings), "")
@@ -102,11 +105,10 @@ def _html(text: str, url: str) -> Page:
         markdown = _fallback_text(tree)
     if not markdown:
         raise _empty()
-    found = article(scripts)
     return Page(
         title=_short(title or (document.title if document else "") or heading or _url_words(url)),
-        authors=authors(tree, found, document.author if document else None),
-        published=published(tree, found, url),
+        authors=stated or names_in(document.author if document else None, tree),
+        published=date,
         description=_meta(tree, "og:description")
         or _meta(tree, "twitter:description")
         or _meta(tree, "description")

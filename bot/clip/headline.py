@@ -31,6 +31,10 @@ from bot.clip.title import reader_title, unescape
 _SEPARATOR = re.compile(r"\s+[|\-–—·•/»«:]+\s+|\s*[｜：]\s*|\s+--\s+|\s*::\s*|:\s+")
 # A site's name glued to a headline by a bare hyphen or underscore, as Chinese sites write it (标题-新华网).
 _GLUED_TAIL = re.compile(r"[-_|][^\s\-_|]{1,12}")
+# A site's name in brackets after a headline: "Headline [LWN.net]", "Headline (Maurycy's blog)".
+_BRACKETED_TAIL = re.compile(r"\s*[\[(（＜<【][^\])）＞>】]{1,40}[\])）＞>】]")
+# A Chinese site's name and sections joined by underscores: "标题_科技_腾讯网".
+_UNDERSCORED_SITE = re.compile(r"(?:\s*_[^\s_]{1,8}){0,2}\s*_[^\s_]{1,8}网$")
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " ", "´": "'", "`": "'"})
 _DANGLING = " |-–—·•:｜："  # a separator left at an end, where a site's name was cut off
 _OUTSIDE = ("nav", "footer", "aside")
@@ -40,10 +44,11 @@ _HEADINGS = 5  # the headline is among a page's first <h1>s
 _PARTS = 8  # a title of more parts than this is not a headline with a site's name on it
 
 
-def page_title(tree: Any, scripts: list[Any], url: str) -> str | None:
-    """The title of the page ``tree`` at ``url`` whose parsed JSON-LD is ``scripts`` (module docstring); None
-    when the page states none."""
-    sites = _site_names(tree, scripts, url)
+def page_title(tree: Any, scripts: list[Any], url: str, authors: list[str]) -> str | None:
+    """The title of the page ``tree`` at ``url`` whose parsed JSON-LD is ``scripts`` and whose authors are
+    ``authors`` (a title may end with an author's name as with a site's) (module docstring); None when the page
+    states none."""
+    sites = _site_names(tree, scripts, url) | {_key(name).replace(" ", "") for name in authors}
     headline, metas = _ld_headline(scripts), _meta_titles(tree)
     stated = [unescape(t).strip(_DANGLING) for t in (headline, *metas, _title_tag(tree)) if t]
     bare = [_without_site(title, sites) for title in stated]
@@ -53,12 +58,13 @@ def page_title(tree: Any, scripts: list[Any], url: str) -> str | None:
     fits = [(rank, heading) for heading in headings for rank in _ranks(heading, agreeing)]
     if fits:
         return max(fits, key=lambda fit: fit[0])[1]
-    for i, title in enumerate(bare):
-        if any(told.agrees(_key(title)) is not None for j, told in enumerate(agreeing) if j != i):
+    titles = [(told, title) for told, title in zip(agreeing, bare, strict=True) if not _is_site(title, sites)]
+    for told, title in titles:
+        if any(other.agrees(_key(title)) is not None for other, _ in titles if other is not told):
             return title
-    # A headline stated once: the JSON-LD article's, then og:title's (bare[0] is one of them when there is one).
-    if bare and (headline or metas):
-        return bare[0]
+    # A headline stated once: the JSON-LD article's, else og:title's, else a <title> a site's name came off.
+    if titles and (headline or metas or titles[0][1] != stated[-1]):
+        return titles[0][1]
     return reader_title(tree, scripts)
 
 
@@ -80,7 +86,8 @@ class _Stated:
         not, else whether it starts this title and its length."""
         if not heading or _words(heading) not in _words(self.whole):
             return None
-        if heading in (self.whole, self.bare) or _GLUED_TAIL.fullmatch(self.whole.removeprefix(heading)):
+        rest = self.whole.removeprefix(heading)
+        if heading in (self.whole, self.bare) or _GLUED_TAIL.fullmatch(rest) or _BRACKETED_TAIL.fullmatch(rest):
             return (True, len(heading))
         wanted = _words(heading)
         for start in range(len(self.parts)):
@@ -109,16 +116,20 @@ def _without_site(title: str, sites: set[str]) -> str:
     marks = _SEPARATOR.findall(title)
     while len(parts) > 1 and _is_site(parts[-1], sites):
         parts, marks = parts[:-1], marks[:-1]
-    while len(parts) > 1 and _is_site(parts[0], sites):
+    # "Site: Headline" is as often "Topic: Headline": a colon parts off only a site's address.
+    while len(parts) > 1 and _is_site(parts[0], sites) and (":" not in marks[0] or "." in parts[0]):
         parts, marks = parts[1:], marks[1:]
     kept = parts[0] + "".join(mark + part for mark, part in zip(marks, parts[1:], strict=True))
     return _strip_glued(" ".join(kept.split()), sites)
 
 
 def _strip_glued(title: str, sites: set[str]) -> str:
-    """``title`` less a site's name glued on by a bare hyphen (``标题-新华网``)."""
+    """``title`` less a site's name glued on by a bare hyphen (``标题-新华网``) or underscores (``标题_科技_腾讯网``)."""
     head, dash, tail = title.rpartition("-")
-    return head.strip() if dash and head.strip() and _is_site(tail, sites) else title
+    if dash and head.strip() and _is_site(tail, sites):
+        return head.strip()
+    unglued = _UNDERSCORED_SITE.sub("", title).strip()
+    return unglued or title
 
 
 def _is_site(part: str, sites: set[str]) -> bool:
