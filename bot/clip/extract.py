@@ -30,6 +30,7 @@ from vault import DocumentText
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
 _HEADING_MARKS = "¶#§ \t\n"
 _TITLE_CHARS = 200
+_THIN = 200  # characters of main text below which the extractor is taken to have missed the article
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,11 @@ def _html(text: str, url: str) -> Page:
         date_extraction_params={"extensive_search": False},
     )
     markdown = xmltotxt(document.body, True).strip() if document is not None and document.body is not None else ""
-    if not markdown:
-        markdown = _fallback_text(tree)
+    if len(markdown) < _THIN:
+        # Nothing, or a few words of a header: the extractor judged the article boilerplate (it may sit in an
+        # <aside>). The page's largest text is then more likely the article than what the extractor kept.
+        fallback = _fallback_text(tree)
+        markdown = fallback if len(fallback) > 2 * len(markdown) else markdown
     if not markdown:
         raise _empty()
     return Page(
@@ -118,17 +122,17 @@ def _html(text: str, url: str) -> Page:
 
 
 def _fallback_text(tree: Any) -> str:
-    """The page's text when the extractor finds no main content in it (it judged every block boilerplate):
-    the JSON-LD article's body, else its ``<article>``, ``<main>`` or paragraphs, as trafilatura's baseline
-    reads them, else the paragraphs of the block with the most text in them (an article in an ``<aside>``),
-    a paragraph a line."""
+    """The page's text when the extractor finds little or no main content in it (it judged the article
+    boilerplate): the longer of what trafilatura's baseline reads (the JSON-LD article's body, else its
+    ``<article>``, else its paragraphs) and the paragraphs of the block with the most text in them (an article in
+    an ``<aside>``, which the baseline cleans away), a paragraph a line."""
     body, _, _ = trafilatura.baseline(tree)
-    found = [_words_of(p) for p in body.iter("p")]
-    if not any(found):
-        blocks: dict[Any, list[str]] = {}
-        for paragraph in tree.iter("p"):
-            blocks.setdefault(paragraph.getparent(), []).append(_words_of(paragraph))
-        found = max(blocks.values(), key=lambda texts: sum(map(len, texts)), default=[])
+    baseline = [_words_of(p) for p in body.iter("p")]
+    blocks: dict[Any, list[str]] = {}
+    for paragraph in tree.iter("p"):
+        blocks.setdefault(paragraph.getparent(), []).append(_words_of(paragraph))
+    largest = max(blocks.values(), key=lambda texts: sum(map(len, texts)), default=[])
+    found = max(baseline, largest, key=lambda texts: sum(map(len, texts)))
     return "\n\n".join(p for p in found if p)
 
 

@@ -51,13 +51,16 @@ def page_title(tree: Any, scripts: list[Any], url: str, authors: list[str]) -> s
     sites = _site_names(tree, scripts, url) | {_key(name).replace(" ", "") for name in authors}
     headline, metas = _ld_headline(scripts), _meta_titles(tree)
     stated = [unescape(t).strip(_DANGLING) for t in (headline, *metas, _title_tag(tree)) if t]
-    bare = [_without_site(title, sites) for title in stated]
-    agreeing = [_Stated.of(title, plain) for title, plain in zip(stated, bare, strict=True)]
+    agreeing = [_Stated.of(title, _without_site(title, sites)) for title in stated]
     # Of the headings a stated title agrees with, the one it starts with ("Headline | Site"), else the longest.
     headings = [h for h in islice(_headings(tree), _HEADINGS) if not _is_site(h, sites)]
     fits = [(rank, heading) for heading in headings for rank in _ranks(heading, agreeing)]
     if fits:
         return max(fits, key=lambda fit: fit[0])[1]
+    # A heading that is a stated title's last part but not its headline is the site's name ("<h1>antirez</h1>").
+    sites |= {_key(h).replace(" ", "") for h in headings if any(_words(_key(h)) in told.parts[1:] for told in agreeing)}
+    bare = [_without_site(title, sites) for title in stated]
+    agreeing = [_Stated.of(title, plain) for title, plain in zip(stated, bare, strict=True)]
     titles = [(told, title) for told, title in zip(agreeing, bare, strict=True) if not _is_site(title, sites)]
     for told, title in titles:
         if any(other.agrees(_key(title)) is not None for other, _ in titles if other is not told):
@@ -94,7 +97,13 @@ class _Stated:
             for end in range(start + 1, len(self.parts) + 1):
                 if " ".join(self.parts[start:end]) == wanted:
                     rest = self.parts[:start] + self.parts[end:]
-                    return (start == 0, len(heading)) if all(len(p.split()) <= _SITE_WORDS for p in rest) else None
+                    if any(len(p.split()) > _SITE_WORDS for p in rest):
+                        return None
+                    # After a separator a heading is the headline only if it says more than what came before it:
+                    # "Analysis: The nonstop sparring match", not "Scaling HNSWs - <antirez>".
+                    if start > 0 and len(wanted.split()) <= sum(len(p.split()) for p in rest):
+                        return None
+                    return (start == 0, len(heading))
         return None
 
 

@@ -163,6 +163,31 @@ def test_the_title_is_the_pages_headline_without_the_sites_name(head: str, body:
             "N. Korea slams S. Korea",
             id="og:title less the og:site_name it ends with",
         ),
+        pytest.param(
+            "<title>DeepMind新电脑已可利用记忆自学 人工智能迈上新台阶_科技_腾讯网</title>",
+            BODY,
+            "DeepMind新电脑已可利用记忆自学 人工智能迈上新台阶",
+            id="a Chinese site's name and section joined by underscores",
+        ),
+        pytest.param(
+            "<title>LWN.net Weekly Edition for March 26, 2015 [LWN.net]</title>",
+            "<h1>LWN.net Weekly Edition for March 26, 2015</h1>" + BODY,
+            "LWN.net Weekly Edition for March 26, 2015",
+            id="the site's name in brackets after the <h1>",
+        ),
+        pytest.param(
+            "<title>Whales strand on the coast | Eleanor Roy | The Guardian</title>"
+            '<meta name="author" content="Eleanor Roy"><meta property="og:site_name" content="The Guardian">',
+            BODY,
+            "Whales strand on the coast",
+            id="the author's name comes off as a site's does",
+        ),
+        pytest.param(
+            "<title>Scaling HNSWs - &lt;antirez&gt;</title>",
+            "<h1>&lt;antirez&gt;</h1>" + BODY,
+            "Scaling HNSWs",
+            id="an <h1> that is the site's name is not the headline",
+        ),
     ],
 )
 def test_a_title_readability_misses_is_read(head: str, body: str, title: str) -> None:
@@ -202,6 +227,11 @@ def test_the_authors_are_read_from_json_ld_meta_tags_and_bylines(head: str, body
 )
 def test_the_date_is_read_from_json_ld_meta_time_and_address(head: str, body: str, url: str, date: str) -> None:
     assert clipped("<title>A story</title>" + head, body, url=url or "https://www.example.org/news/story").published == date
+
+
+def test_a_commenters_name_is_not_the_authors() -> None:
+    comments = '<div id="comments"><p><span class="sf_comment_author">Alcalino</span> wrote: so true.</p></div>'
+    assert clipped("<title>A story</title>", BODY + comments).authors == []
 
 
 def test_a_page_whose_article_the_extractor_drops_is_clipped_from_its_largest_block() -> None:
