@@ -214,7 +214,9 @@ def people() -> None:
                 misses.append(f"  {want['set']} {name} {what}: {shown!r}")
     for kind in ("tune", "held-out"):
         total = sum(1 for want in labels.values() if want["set"] == kind)
-        cells = "  ".join(f"{what} {right.get((kind, what), 0)}/{total}" for what in ("title", "authors", "published", "first words"))
+        cells = "  ".join(
+            f"{what} {right.get((kind, what), 0)}/{total}" for what in ("title", "authors", "published", "first words")
+        )
         print(f"people's labels, {kind} ({total} pages): {cells}")
     print("missed:", *misses, sep="\n")
 

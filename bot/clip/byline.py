@@ -3,9 +3,12 @@
 Authors: the JSON-LD article's ``author`` (a name, a person, a list of them), else the head's author tags
 (``author``, ``article:author``, ``byl``, ``parsely-author``, ``sailthru.author``, ``dc.creator``,
 ``citation_author``), else the page's byline ("By …" in a ``byline`` element, ``rel=author``,
-``itemprop=author``); the extractor's guess comes last (:func:`names_in`), as it may be a commenter's name. The date: the head's publication tags, the JSON-LD
-article's ``datePublished``, an ``itemprop=datePublished``, a ``<time>`` of the article's own, or a date in
-the address (``/2013/11/27/``), in that order; written as numbers or with an English month's name.
+``itemprop=author``), never in its comments; the extractor's guess comes last (:func:`names_in`), as it may be
+a commenter's name.
+
+The date: the head's publication tags, the JSON-LD article's ``datePublished``, an ``itemprop=datePublished``,
+a ``<time>`` of the article's own, or a date in the address (``/2013/11/27/``), in that order; written in
+numbers or with a month's name in English, Spanish, French, German, Italian or Portuguese.
 """
 
 from __future__ import annotations

@@ -133,7 +133,8 @@ def _without_site(title: str, sites: set[str]) -> str:
 
 
 def _strip_glued(title: str, sites: set[str]) -> str:
-    """``title`` less a site's name glued on by a bare hyphen (``标题-新华网``) or underscores (``标题_科技_腾讯网``)."""
+    """``title`` less a site's name glued on by a bare hyphen (``标题-新华网``) or underscores
+    (``标题_科技_腾讯网``)."""
     head, dash, tail = title.rpartition("-")
     if dash and head.strip() and _is_site(tail, sites):
         return head.strip()
@@ -150,10 +151,13 @@ def _is_site(part: str, sites: set[str]) -> bool:
 
 
 def _site_names(tree: Any, scripts: list[Any], url: str) -> set[str]:
-    names = [str(v) for v in tree.xpath(
-        "//meta[@property='og:site_name' or @name='og:site_name' or @name='application-name'"
-        " or @name='apple-mobile-web-app-title' or @name='twitter:site' or @property='twitter:site']/@content"
-    )]
+    names = [
+        str(v)
+        for v in tree.xpath(
+            "//meta[@property='og:site_name' or @name='og:site_name' or @name='application-name'"
+            " or @name='apple-mobile-web-app-title' or @name='twitter:site' or @property='twitter:site']/@content"
+        )
+    ]
     for item in objects(scripts):
         if any(k in ("WebSite", "Organization", "NewsMediaOrganization") for k in kinds(item)):
             names.append(str(item.get("name") or ""))

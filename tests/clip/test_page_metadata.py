@@ -132,8 +132,15 @@ def test_the_title_is_the_pages_headline_without_the_sites_name(head: str, body:
             id="a list of @types, no @context (Reader View passes it over)",
         ),
         pytest.param(
-            ld({"@context": "https://schema.org", "@graph": [{"@type": "WebSite", "name": "Daily"},
-                {"@type": "BlogPosting", "headline": "Bridge repairs start"}]}),
+            ld(
+                {
+                    "@context": "https://schema.org",
+                    "@graph": [
+                        {"@type": "WebSite", "name": "Daily"},
+                        {"@type": "BlogPosting", "headline": "Bridge repairs start"},
+                    ],
+                }
+            ),
             BODY,
             "Bridge repairs start",
             id="the article inside an @graph",
@@ -197,16 +204,25 @@ def test_a_title_readability_misses_is_read(head: str, body: str, title: str) ->
 @pytest.mark.parametrize(
     ("head", "body", "names"),
     [
-        (ld({"@type": "NewsArticle", "author": [{"@type": "Person", "name": "Ann Lee"}, "Bo Chan"]}), BODY,
-         ["Ann Lee", "Bo Chan"]),
+        (
+            ld({"@type": "NewsArticle", "author": [{"@type": "Person", "name": "Ann Lee"}, "Bo Chan"]}),
+            BODY,
+            ["Ann Lee", "Bo Chan"],
+        ),
         (ld({"@graph": [{"@type": "Article", "author": {"@type": "Person", "name": "Ann Lee"}}]}), BODY, ["Ann Lee"]),
         ('<meta name="byl" content="By Ann Lee and Bo Chan">', BODY, ["Ann Lee", "Bo Chan"]),
         ('<meta name="parsely-author" content="Ann Lee">', BODY, ["Ann Lee"]),
         ('<meta name="sailthru.author" content="Ann Lee">', BODY, ["Ann Lee"]),
-        ('<meta name="citation_author" content="Ann Lee"><meta name="citation_author" content="Bo Chan">', BODY,
-         ["Ann Lee", "Bo Chan"]),
-        ('<meta name="author" content="https://www.facebook.com/someone">', f'<p class="byline">By Ann Lee</p>{BODY}',
-         ["Ann Lee"]),
+        (
+            '<meta name="citation_author" content="Ann Lee"><meta name="citation_author" content="Bo Chan">',
+            BODY,
+            ["Ann Lee", "Bo Chan"],
+        ),
+        (
+            '<meta name="author" content="https://www.facebook.com/someone">',
+            f'<p class="byline">By Ann Lee</p>{BODY}',
+            ["Ann Lee"],
+        ),
     ],
 )
 def test_the_authors_are_read_from_json_ld_meta_tags_and_bylines(head: str, body: str, names: list[str]) -> None:
@@ -216,7 +232,12 @@ def test_the_authors_are_read_from_json_ld_meta_tags_and_bylines(head: str, body
 @pytest.mark.parametrize(
     ("head", "body", "url", "date"),
     [
-        (ld({"@graph": [{"@type": ["NewsArticle"], "datePublished": "2019-08-20T09:31:01+09:00"}]}), BODY, "", "2019-08-20"),
+        (
+            ld({"@graph": [{"@type": ["NewsArticle"], "datePublished": "2019-08-20T09:31:01+09:00"}]}),
+            BODY,
+            "",
+            "2019-08-20",
+        ),
         ('<meta name="parsely-pub-date" content="2023-11-02T19:53:52Z">', BODY, "", "2023-11-02"),
         ('<meta name="sailthru.date" content="2023-11-06 20:03:00">', BODY, "", "2023-11-06"),
         ('<meta name="citation_publication_date" content="2021/01/03">', BODY, "", "2021-01-03"),
@@ -226,7 +247,10 @@ def test_the_authors_are_read_from_json_ld_meta_tags_and_bylines(head: str, body
     ],
 )
 def test_the_date_is_read_from_json_ld_meta_time_and_address(head: str, body: str, url: str, date: str) -> None:
-    assert clipped("<title>A story</title>" + head, body, url=url or "https://www.example.org/news/story").published == date
+    assert (
+        clipped("<title>A story</title>" + head, body, url=url or "https://www.example.org/news/story").published
+        == date
+    )
 
 
 def test_a_commenters_name_is_not_the_authors() -> None:
