@@ -1,11 +1,13 @@
 """A fetched page as a clipping: its title, authors, date, description and main content in Markdown.
 
-trafilatura finds the main content and the authors (measured against readability-lxml + markdownify on the
-pages in tests/clip/pages: docs/clipping-and-documents.md). The title, the description and the date are read
-from the page's own statements of them, because an extractor guesses: its title is often the ``<title>``
-with the site's name on it, its description may be a ``<meta name="description">`` a page mangled, and its
-date may come from anywhere in the body (an infobox's founding date). The title is the one Firefox's Reader
-View gives the page (bot/clip/title.py), measured on real pages with Reader View's titles (bench/clip.py).
+trafilatura finds the main content (measured against readability-lxml + markdownify on the pages in
+tests/clip/pages: docs/clipping-and-documents.md); when it keeps little or nothing, the page's largest text is
+taken instead. The title, the authors, the description and the date are read from the page's own statements
+of them, before the extractor prunes the tree, because an extractor guesses: its title is often the
+``<title>`` with the site's name on it, its author may be a commenter, its description may be a ``<meta
+name="description">`` a page mangled, and its date may come from anywhere in the body (an infobox's founding
+date). The title is the page's headline without the site's name (bot/clip/headline.py), the authors and date
+the ones the page states (bot/clip/byline.py), measured against people's on real pages (bench/clip.py).
 """
 
 from __future__ import annotations
