@@ -59,8 +59,8 @@ ADDRESSES = {
     ("head", "body", "title"),
     [
         # Real pages' heads, kept to what a title is read from (bench/titles: Mozilla Readability's and
-        # neolee/swift-readability's test pages), and the title Firefox's Reader View gives each there. Each is
-        # clipped at its own address where the test set gives it (the name in it is no part of the title).
+        # neolee/swift-readability's test pages), and the title a person gives each: Reader View's, less the site's
+        # name where it keeps it. Each is clipped at its own address where the test set gives it.
         pytest.param(
             f'<title>{OBAMA} - BBC News</title><meta property="og:title" content="{OBAMA} - BBC News">'
             + ld({"@context": "http://schema.org", "@type": "Article", "headline": OBAMA}),
