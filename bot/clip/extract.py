@@ -25,7 +25,7 @@ from trafilatura.xml import xmltotxt
 from bot.clip.byline import authors, names_in, published
 from bot.clip.errors import ClipError
 from bot.clip.fetch import Fetched
-from bot.clip.headline import page_title
+from bot.clip.headline import is_site_name, page_title, site_names
 from bot.clip.jsonld import article, scripts_of
 from vault import DocumentText
 
@@ -85,8 +85,11 @@ def _html(text: str, url: str) -> Page:
     # Read before the extractor cleans the tree, as Readability reads a page's metadata before it cleans it.
     scripts = scripts_of(tree)
     found = article(scripts)
-    stated = authors(tree, found)
-    title = " ".join((page_title(tree, scripts, url, stated) or "").split())
+    sites = site_names(tree, scripts, url)
+    # "By Ann Lee and Bo Chan, CNN": the site is not an author beside its authors.
+    names = authors(tree, found)
+    stated = [name for name in names if not is_site_name(name, sites)] or names
+    title = " ".join((page_title(tree, scripts, sites, stated) or "").split())
     date = published(tree, found, url)
     # A page that states no title at all is named by the extractor's, its first heading, else its address.
     headings = (" ".join(h.text_content().split()).strip(_HEADING_MARKS) for h in tree.xpath("//h1"))

@@ -44,16 +44,16 @@ _HEADINGS = 5  # the headline is among a page's first <h1>s
 _PARTS = 8  # a title of more parts than this is not a headline with a site's name on it
 
 
-def page_title(tree: Any, scripts: list[Any], url: str, authors: list[str]) -> str | None:
-    """The title of the page ``tree`` at ``url`` whose parsed JSON-LD is ``scripts`` and whose authors are
-    ``authors`` (a title may end with an author's name as with a site's) (module docstring); None when the page
-    states none."""
-    sites = _site_names(tree, scripts, url) | {_key(name).replace(" ", "") for name in authors}
+def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str]) -> str | None:
+    """The title of the page ``tree`` whose parsed JSON-LD is ``scripts``, whose site is named ``sites``
+    (:func:`site_names`) and whose authors are ``authors`` (a title may end with an author's name as with a
+    site's) (module docstring); None when the page states none."""
+    sites = sites | {_key(name).replace(" ", "") for name in authors}
     headline, metas = _ld_headline(scripts), _meta_titles(tree)
     stated = [unescape(t).strip(_DANGLING) for t in (headline, *metas, _title_tag(tree)) if t]
     agreeing = [_Stated.of(title, _without_site(title, sites)) for title in stated]
     # Of the headings a stated title agrees with, the one it starts with ("Headline | Site"), else the longest.
-    headings = [h for h in islice(_headings(tree), _HEADINGS) if not _is_site(h, sites)]
+    headings = [h for h in islice(_headings(tree), _HEADINGS) if not is_site_name(h, sites)]
     fits = [(rank, heading) for heading in headings for rank in _ranks(heading, agreeing)]
     if fits:
         return max(fits, key=lambda fit: fit[0])[1]
@@ -61,7 +61,7 @@ def page_title(tree: Any, scripts: list[Any], url: str, authors: list[str]) -> s
     sites |= {_key(h).replace(" ", "") for h in headings if any(_words(_key(h)) in told.parts[1:] for told in agreeing)}
     bare = [_without_site(title, sites) for title in stated]
     agreeing = [_Stated.of(title, plain) for title, plain in zip(stated, bare, strict=True)]
-    titles = [(told, title) for told, title in zip(agreeing, bare, strict=True) if not _is_site(title, sites)]
+    titles = [(told, title) for told, title in zip(agreeing, bare, strict=True) if not is_site_name(title, sites)]
     for told, title in titles:
         if any(other.agrees(_key(title)) is not None for other, _ in titles if other is not told):
             return title
@@ -123,10 +123,10 @@ def _without_site(title: str, sites: set[str]) -> str:
     if len(parts) < 2:
         return _strip_glued(title, sites)
     marks = _SEPARATOR.findall(title)
-    while len(parts) > 1 and _is_site(parts[-1], sites):
+    while len(parts) > 1 and is_site_name(parts[-1], sites):
         parts, marks = parts[:-1], marks[:-1]
     # "Site: Headline" is as often "Topic: Headline": a colon parts off only a site's address.
-    while len(parts) > 1 and _is_site(parts[0], sites) and (":" not in marks[0] or "." in parts[0]):
+    while len(parts) > 1 and is_site_name(parts[0], sites) and (":" not in marks[0] or "." in parts[0]):
         parts, marks = parts[1:], marks[1:]
     kept = parts[0] + "".join(mark + part for mark, part in zip(marks, parts[1:], strict=True))
     return _strip_glued(" ".join(kept.split()), sites)
@@ -136,13 +136,14 @@ def _strip_glued(title: str, sites: set[str]) -> str:
     """``title`` less a site's name glued on by a bare hyphen (``标题-新华网``) or underscores
     (``标题_科技_腾讯网``)."""
     head, dash, tail = title.rpartition("-")
-    if dash and head.strip() and _is_site(tail, sites):
+    if dash and head.strip() and is_site_name(tail, sites):
         return head.strip()
     unglued = _UNDERSCORED_SITE.sub("", title).strip()
     return unglued or title
 
 
-def _is_site(part: str, sites: set[str]) -> bool:
+def is_site_name(part: str, sites: set[str]) -> bool:
+    """Whether ``part`` of a title or a byline is one of ``sites`` (:func:`site_names`)."""
     key = _key(part).replace(" ", "")
     return bool(key) and any(
         key == site or (min(len(site), len(key)) >= 4 and (site in key or key in site) and len(key) < 2 * len(site))
@@ -150,7 +151,9 @@ def _is_site(part: str, sites: set[str]) -> bool:
     )
 
 
-def _site_names(tree: Any, scripts: list[Any], url: str) -> set[str]:
+def site_names(tree: Any, scripts: list[Any], url: str) -> set[str]:
+    """The names the page at ``url`` gives its site (``og:site_name``, ``application-name``, ``twitter:site``,
+    the JSON-LD web site, organisation or publisher), and its host's, as :func:`is_site_name` compares them."""
     names = [
         str(v)
         for v in tree.xpath(

@@ -253,6 +253,13 @@ def test_the_date_is_read_from_json_ld_meta_time_and_address(head: str, body: st
     )
 
 
+def test_the_site_named_in_a_byline_beside_its_authors_is_not_an_author() -> None:
+    head = '<title>Storm clears</title><meta name="author" content="Dana A. Ford, Tom Watkins, and Ann Lee, CNN">'
+    page = clipped(head, url="https://www.cnn.com/2013/11/27/travel/weather/index.html")
+    assert page.authors == ["Dana A. Ford", "Tom Watkins", "Ann Lee"]
+    assert clipped('<title>Wire story</title><meta name="author" content="CNN">').authors == ["CNN"]
+
+
 def test_a_commenters_name_is_not_the_authors() -> None:
     comments = '<div id="comments"><p><span class="sf_comment_author">Alcalino</span> wrote: so true.</p></div>'
     assert clipped("<title>A story</title>", BODY + comments).authors == []
