@@ -16,10 +16,12 @@ DIR/node_modules), so it is not part of the rest.
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import logging
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -34,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.clip.clipper import file_page  # noqa: E402
+from bot.clip.errors import ClipError  # noqa: E402
 from bot.clip.extract import page_of  # noqa: E402
 from bot.clip.fetch import Fetched  # noqa: E402
 from tests.fakes.pdfs import text_pdf  # noqa: E402
@@ -43,6 +46,8 @@ from vault.document_reader import DocumentReader  # noqa: E402
 PAGES = ROOT / "tests" / "clip" / "pages"
 TITLED = ROOT / "bench" / "titles" / "readability-pages.json"
 EDGES = ROOT / "bench" / "titles" / "reader-view-edges.json"
+PEOPLE = ROOT / "bench" / "titles" / "people.json"
+PEOPLE_PAGES = ROOT / "bench" / "titles" / "newspaper4k-pages.json.gz"
 
 
 def _norm(text: str) -> str:
@@ -148,6 +153,72 @@ def titles() -> None:
         )
         print(f"  {way:<28} real {on_real:>3}/{total} ({100 * on_real / total:.1f} %)   {cells}")
     print("vaultbot's rule missed:", *misses, sep="\n")
+    _against_people(pages)
+
+
+def _against_people(pages: list[tuple[str, str, str, str, str]]) -> None:
+    """The same real pages against the title a person gives each (``person``, where it is not Reader View's)."""
+    person = {page["name"]: page.get("person", page["expected"]) for page in json.loads(TITLED.read_text())["pages"]}
+    ours = reader = 0
+    misses = []
+    real = [page for page in pages if page[0] != "fixture"]
+    for _, name, address, document, expected in real:
+        got = page_of(Fetched(address, "text/html", "utf-8", document.encode())).title
+        ours += _same_title(got, person[name])
+        reader += _same_title(expected, person[name])
+        if not _same_title(got, person[name]):
+            misses.append(f"  {name}: {got!r}, a person's {person[name]!r}")
+    print(
+        f"the same {len(real)} real pages against a person's titles: vaultbot's rule {ours} "
+        f"({100 * ours / len(real):.1f} %), Reader View's {reader} ({100 * reader / len(real):.1f} %); missed:",
+        *misses,
+        sep="\n",
+    )
+
+
+def _key(text: str) -> str:
+    quotes = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # a Markdown link's words
+    return " ".join(text.translate(quotes).replace("*", "").replace("\\", "").split())
+
+
+def _name(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def people() -> None:
+    """Title, authors, date and first words against what people wrote of real pages (bench/titles/people.json),
+    on the pages the rules were tuned on and on the ones held back."""
+    labels = json.loads(PEOPLE.read_text(encoding="utf-8"))["pages"]
+    pages = json.loads(gzip.decompress(PEOPLE_PAGES.read_bytes()))
+    right: dict[tuple[str, str], int] = {}
+    misses = []
+    for name, want in labels.items():
+        page = pages[name]
+        fetched = Fetched(page["url"] or f"https://example.com/{name}", "text/html", "utf-8", page["html"].encode())
+        try:
+            got = page_of(fetched)
+        except ClipError as error:
+            misses.append(f"  {want['set']} {name}: {error}")
+            continue
+        checks = {
+            "title": _key(got.title) == _key(want["title"]),
+            "authors": sorted(map(_name, got.authors)) == sorted(map(_name, want["authors"])),
+            "published": got.published == want["published"],
+            "first words": not page["first words"] or _key(page["first words"]) in _key(got.markdown[:1500]),
+        }
+        for what, ok in checks.items():
+            right[want["set"], what] = right.get((want["set"], what), 0) + ok
+            if not ok:
+                shown = {"title": got.title, "authors": got.authors, "published": got.published}.get(what, "")
+                misses.append(f"  {want['set']} {name} {what}: {shown!r}")
+    for kind in ("tune", "held-out"):
+        total = sum(1 for want in labels.values() if want["set"] == kind)
+        cells = "  ".join(
+            f"{what} {right.get((kind, what), 0)}/{total}" for what in ("title", "authors", "published", "first words")
+        )
+        print(f"people's labels, {kind} ({total} pages): {cells}")
+    print("missed:", *misses, sep="\n")
 
 
 def reader_view(node_modules: str) -> None:
@@ -254,6 +325,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["reader-view"]:
         reader_view(sys.argv[2])
         sys.exit()
+    people()
     titles()
     if sys.argv[1:] != ["titles"]:
         quality()

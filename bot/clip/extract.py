@@ -1,18 +1,18 @@
 """A fetched page as a clipping: its title, authors, date, description and main content in Markdown.
 
-trafilatura finds the main content and the authors (measured against readability-lxml + markdownify on the
-pages in tests/clip/pages: docs/clipping-and-documents.md). The title, the description and the date are read
-from the page's own statements of them, because an extractor guesses: its title is often the ``<title>``
-with the site's name on it, its description may be a ``<meta name="description">`` a page mangled, and its
-date may come from anywhere in the body (an infobox's founding date). The title is the one Firefox's Reader
-View gives the page (bot/clip/title.py), measured on real pages with Reader View's titles (bench/clip.py).
+trafilatura finds the main content (measured against readability-lxml + markdownify on the pages in
+tests/clip/pages: docs/clipping-and-documents.md); when it keeps little or nothing, the page's largest text is
+taken instead. The title, the authors, the description and the date are read from the page's own statements
+of them, before the extractor prunes the tree, because an extractor guesses: its title is often the
+``<title>`` with the site's name on it, its author may be a commenter, its description may be a ``<meta
+name="description">`` a page mangled, and its date may come from anywhere in the body (an infobox's founding
+date). The title is the page's headline without the site's name (bot/clip/headline.py), the authors and date
+the ones the page states (bot/clip/byline.py), measured against people's on real pages (bench/clip.py).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -22,43 +22,17 @@ import trafilatura
 from lxml.etree import ParserError
 from trafilatura.xml import xmltotxt
 
+from bot.clip.byline import authors, names_in, published
 from bot.clip.errors import ClipError
 from bot.clip.fetch import Fetched
-from bot.clip.title import reader_title
+from bot.clip.headline import is_site_name, page_title, site_names
+from bot.clip.jsonld import article, scripts_of
 from vault import DocumentText
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
 _HEADING_MARKS = "¶#§ \t\n"
 _TITLE_CHARS = 200
-_ARTICLE_TYPES = {
-    "Article",
-    "NewsArticle",
-    "AnalysisNewsArticle",
-    "OpinionNewsArticle",
-    "ReportageNewsArticle",
-    "BlogPosting",
-    "LiveBlogPosting",
-    "SocialMediaPosting",
-    "TechArticle",
-    "ScholarlyArticle",
-    "Report",
-    "Review",
-    "Recipe",
-    "HowTo",
-}
-_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-# Where a page states its own date of publication, in the order they are trusted.
-_DATE_META = (
-    "//meta[@property='article:published_time']/@content",
-    "//meta[@property='og:article:published_time']/@content",
-    "//meta[@itemprop='datePublished']/@content",
-    "//meta[@name='pubdate' or @name='publishdate' or @name='publish-date' or @name='date']/@content",
-    "//meta[@name='DC.date.issued' or @name='dc.date.issued' or @name='DC.date' or @name='dcterms.created']/@content",
-    "//meta[@name='citation_publication_date' or @name='parsely-pub-date' or @name='sailthru.date']/@content",
-    "//time[@itemprop='datePublished' or @pubdate]/@datetime",
-)
-# A <time> inside these is about something else (a list of other articles, a table's row, the footer).
-_ELSEWHERE = {"table", "aside", "nav", "footer", "ul", "ol", "form"}
+_THIN = 200  # characters of main text below which the extractor is taken to have missed the article
 
 
 @dataclass(frozen=True)
@@ -109,8 +83,14 @@ def _html(text: str, url: str) -> Page:
     except (ParserError, ValueError) as exc:
         raise _empty() from exc
     # Read before the extractor cleans the tree, as Readability reads a page's metadata before it cleans it.
-    scripts = json_ld_scripts(tree)
-    title = " ".join((reader_title(tree, scripts) or "").split())
+    scripts = scripts_of(tree)
+    found = article(scripts)
+    sites = site_names(tree, scripts, url)
+    # "By Ann Lee and Bo Chan, CNN": the site is not an author beside its authors.
+    names = authors(tree, found)
+    stated = [name for name in names if not is_site_name(name, sites)] or names
+    title = " ".join((page_title(tree, scripts, sites, stated) or "").split())
+    date = published(tree, found, url)
     # A page that states no title at all is named by the extractor's, its first heading, else its address.
     headings = (" ".join(h.text_content().split()).strip(_HEADING_MARKS) for h in tree.xpath("//h1"))
     heading = next(filter(None, headings), "")
@@ -127,46 +107,42 @@ def _html(text: str, url: str) -> Page:
         date_extraction_params={"extensive_search": False},
     )
     markdown = xmltotxt(document.body, True).strip() if document is not None and document.body is not None else ""
+    if len(markdown) < _THIN:
+        # Nothing, or a few words of a header: the extractor judged the article boilerplate (it may sit in an
+        # <aside>). The page's largest text is then more likely the article than what the extractor kept.
+        fallback = _fallback_text(tree)
+        markdown = fallback if len(fallback) > 2 * len(markdown) else markdown
     if not markdown:
         raise _empty()
     return Page(
-        title=_short(title or (document.title or "").strip() or heading or _url_words(url)),
-        authors=[a.strip() for a in re.split(r";|,| and ", document.author or "") if a.strip()],
-        published=published(tree, _article(scripts)),
+        title=_short(title or (document.title if document else "") or heading or _url_words(url)),
+        authors=stated or names_in(document.author if document else None, tree),
+        published=date,
         description=_meta(tree, "og:description")
         or _meta(tree, "twitter:description")
         or _meta(tree, "description")
-        or " ".join((document.description or "").split()),
+        or " ".join(((document.description if document else None) or "").split()),
         markdown=join_paragraph_lines(markdown),
     )
 
 
-def json_ld_scripts(tree: Any) -> list[Any]:
-    """The page's JSON-LD scripts, each parsed, in the page's order; a script that is not JSON is left out."""
-    scripts = []
-    for script in tree.xpath("//script[@type='application/ld+json']"):
-        text = re.sub(r"^\s*<!\[CDATA\[|\]\]>\s*$", "", script.text_content())
-        try:
-            scripts.append(json.loads(text))
-        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser follows
-            continue
-    return scripts
+def _fallback_text(tree: Any) -> str:
+    """The page's text when the extractor finds little or no main content in it (it judged the article
+    boilerplate): the longer of what trafilatura's baseline reads (the JSON-LD article's body, else its
+    ``<article>``, else its paragraphs) and the paragraphs of the block with the most text in them (an article in
+    an ``<aside>``, which the baseline cleans away), a paragraph a line."""
+    body, _, _ = trafilatura.baseline(tree)
+    baseline = [_words_of(p) for p in body.iter("p")]
+    blocks: dict[Any, list[str]] = {}
+    for paragraph in tree.iter("p"):
+        blocks.setdefault(paragraph.getparent(), []).append(_words_of(paragraph))
+    largest = max(blocks.values(), key=lambda texts: sum(map(len, texts)), default=[])
+    found = max(baseline, largest, key=lambda texts: sum(map(len, texts)))
+    return "\n\n".join(p for p in found if p)
 
 
-def published(tree: Any, article: dict[str, Any]) -> str | None:
-    """The date the page says it was published (YYYY-MM-DD): from its head's metadata, its JSON-LD article,
-    or a ``<time>`` of its own; None when it says none."""
-    statements = [value for query in _DATE_META for value in tree.xpath(query)]
-    statements.append(_text(article.get("datePublished")))
-    for time in tree.xpath("//time[@datetime]"):
-        if not any(outer.tag in _ELSEWHERE for outer in time.iterancestors()):
-            statements.append(time.get("datetime"))
-            break
-    for statement in statements:
-        found = _DATE.search(str(statement or ""))
-        if found and 1 <= int(found.group(2)) <= 12 and 1 <= int(found.group(3)) <= 31:
-            return found.group(0)
-    return None
+def _words_of(element: Any) -> str:
+    return " ".join("".join(element.itertext()).split())
 
 
 def join_paragraph_lines(markdown: str) -> str:
@@ -199,34 +175,8 @@ def join_paragraph_lines(markdown: str) -> str:
 _BLOCK_START = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||```|<)")
 
 
-def _article(scripts: list[Any]) -> dict[str, Any]:
-    """The page's first JSON-LD article, wherever its scripts nest it (empty if none): where its date is."""
-    for data in scripts:
-        for item in _objects(data, depth=0):
-            kinds = item.get("@type")
-            kinds = kinds if isinstance(kinds, list) else [kinds]
-            if any(kind in _ARTICLE_TYPES for kind in kinds if isinstance(kind, str)):
-                return item
-    return {}
-
-
-def _objects(data: Any, depth: int) -> Iterator[dict[str, Any]]:
-    if depth > 4:  # a page's JSON-LD is shallow; a deep one is not worth the walk
-        return
-    if isinstance(data, list):
-        for item in data:
-            yield from _objects(item, depth + 1)
-    elif isinstance(data, dict):
-        yield data
-        yield from _objects(data.get("@graph"), depth + 1)
-
-
 def _meta(tree: Any, name: str) -> str | None:
     return _first(tree.xpath("//meta[@property=$n or @name=$n]/@content", n=name))
-
-
-def _text(value: object) -> str | None:
-    return " ".join(value.split()) or None if isinstance(value, str) else None
 
 
 def _pdf(fetched: Fetched, read: DocumentText | None) -> Page:

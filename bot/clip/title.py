@@ -80,7 +80,7 @@ def reader_title(tree: Any, scripts: list[Any]) -> str | None:
     """The title Reader View gives the page ``tree`` (module docstring), whose parsed JSON-LD is ``scripts``;
     None when the page states none (no JSON-LD article, no title ``<meta>``, an empty ``<title>``)."""
     title = _json_ld_title(tree, scripts) or _meta_title(tree) or _cut_title_tag(tree)
-    return _unescape(title) if title else None
+    return unescape(title) if title else None
 
 
 def _json_ld_title(tree: Any, scripts: list[Any]) -> str | None:
@@ -213,7 +213,8 @@ def _similarity(a: str, b: str) -> float:
     return 1 - len(" ".join(unique_b)) / len(" ".join(words_b))
 
 
-def _unescape(text: str) -> str:
+def unescape(text: str) -> str:
+    """``text`` with the HTML character references left in it read as the characters they stand for."""
     text = _NAMED_REFERENCE.sub(lambda m: _NAMED[m.group(1)], text)
     return _NUMBERED_REFERENCE.sub(_character, text)
 

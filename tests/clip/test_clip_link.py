@@ -62,15 +62,41 @@ async def test_a_page_is_filed_as_a_web_clipper_note_named_after_its_title(
         assert boilerplate not in body
 
 
-async def test_an_unknown_date_is_null_and_the_title_is_reader_views(
+async def test_an_unknown_date_is_null_and_the_title_loses_the_sites_name(
     clip_app: ClipApp, fake_anthropic: FakeAnthropic, web: FakeWeb
 ) -> None:
     app = await clip_app()
     result = await clip(app, fake_anthropic, web.url("/wiki"))  # <title> and og:title: "Photosynthesis - Wikipedia"
-    assert result["path"] == "Clippings/Photosynthesis - Wikipedia.md"  # as Reader View: og:title whole
+    assert result["path"] == "Clippings/Photosynthesis.md"  # the <h1>, which the <title> agrees with
     front, _ = front_and_body(app, result["path"])
-    assert front["title"] == "Photosynthesis - Wikipedia"
+    assert front["title"] == "Photosynthesis"
     assert front["published"] is None and front["author"] == []
+
+
+async def test_json_ld_in_a_graph_gives_the_headline_authors_and_date_and_a_commenter_is_no_author(
+    clip_app: ClipApp, fake_anthropic: FakeAnthropic, web: FakeWeb
+) -> None:
+    # The article is one of three objects of an @graph, its @type a list: Reader View reads none of it, and its
+    # og:title and <title> carry the site's name. The masthead's <h1> is the site's, the article's is the headline.
+    app = await clip_app()
+    result = await clip(app, fake_anthropic, web.url("/graph"))
+    assert result["path"] == "Clippings/Harbour ferry returns after a year of repairs.md"
+    front, body = front_and_body(app, result["path"])
+    assert front["title"] == "Harbour ferry returns after a year of repairs"
+    assert front["author"] == ["Priya Natarajan", "Tom Okafor"] and str(front["published"]) == "2025-09-14"
+    assert "first crossing in twelve months" in body and "Harbourwatcher" not in front["author"]
+
+
+async def test_an_article_the_extractor_takes_for_boilerplate_is_clipped_not_refused(
+    clip_app: ClipApp, fake_anthropic: FakeAnthropic, web: FakeWeb
+) -> None:
+    # The post sits in an <aside>: trafilatura keeps only the header's "Home".
+    app = await clip_app()
+    result = await clip(app, fake_anthropic, web.url("/sidebar"))
+    assert result["success"] and result["title"] == "Notes from the allotment"
+    assert result["excerpt"].startswith("The beans came up late this year")
+    _, body = front_and_body(app, result["path"])
+    assert "a second sowing a fortnight later" in body and "Made with a text editor" not in body
 
 
 async def test_a_title_with_characters_no_file_name_holds_is_filed_under_a_safe_name_and_kept_whole(
