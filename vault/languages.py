@@ -9,7 +9,10 @@ is named by its script, and Latin text is the language whose short function word
 
 from __future__ import annotations
 
+import functools
+import json
 import re
+from collections.abc import Callable
 
 from vault import frontmatter
 
@@ -81,3 +84,32 @@ def language_of(text: str) -> str | None:
     if ranked[0] < 2 or (len(ranked) > 1 and ranked[0] < 1.5 * ranked[1]):
         return None
     return best
+
+
+# Share of a question's words that must be English words for a question too short to tell by its common words.
+_ENGLISH_SHARE = 0.8
+
+
+def reads_as_english(text: str, vocabulary: Callable[[], frozenset[str]]) -> bool:
+    """Whether a question is in English: told by its common words as a note is, and when it is too short for
+    that ("hook up my cordless earbuds"), by its words: all in plain ASCII letters, and at least 80 % of them
+    whole words of the English model's ``vocabulary`` (a German or Spanish question rarely is: "Ordner",
+    "patatas"). A name or an odd word or two still reads as English; a question in another language does not."""
+    told = language_of(text)
+    if told is not None:
+        return told == "en"
+    words = _WORD.findall(text[:_SAMPLE])
+    if not words or not all(word.isascii() for word in words):
+        return False
+    known = vocabulary()
+    return sum(word.lower() in known for word in words) >= _ENGLISH_SHARE * len(words)
+
+
+@functools.cache
+def english_words() -> frozenset[str]:
+    """The whole English words of all-MiniLM-L6-v2's vocabulary (~22,500, lower case), read from its packaged
+    tokenizer: the words the English model knows."""
+    from vault.minilm import tokenizer_file
+
+    vocabulary = json.loads(tokenizer_file().read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(word for word in vocabulary if word.isalpha() and word.isascii())

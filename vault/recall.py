@@ -30,14 +30,14 @@ import re
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from vault import frontmatter, meta
 from vault.embedder import Embedder
-from vault.languages import language_of
+from vault.languages import english_words, language_of, reads_as_english
 from vault.paths import NOTE_SUFFIX
 from vault.vectors import Neighbour, VectorStore
 
@@ -113,11 +113,24 @@ class _Space:
     loaded: bool = False
 
 
+# Taken from the similarity of a note in another language than an English question's: the multilingual model
+# puts a page and its translations about as close to the question, and they would crowd the page itself out
+# of the first five (docs/search.md). The same margin as related notes give a note in the note's language.
+OTHER_LANGUAGE = 0.1
+
+
 @dataclass(frozen=True)
 class Probe:
-    """A question or a note as each model that can answer sees it: a vector for each space, by its number."""
+    """A question or a note as each model that can answer sees it: a vector for each space, by its number, and
+    what is taken from the similarities found in a space (an English question's in the multilingual one)."""
 
     vectors: dict[int, np.ndarray]
+    handicaps: dict[int, float] = field(default_factory=dict)
+
+    def handicapped(self, number: int, found: list[Neighbour]) -> list[Neighbour]:
+        """``found`` in space ``number``, each similarity less that space's handicap."""
+        taken = self.handicaps.get(number, 0.0)
+        return [replace(n, score=n.score - taken) for n in found] if taken else found
 
 
 class Recall:
@@ -219,6 +232,8 @@ class Recall:
             for number, space in enumerate(self._spaces)
             if space.loaded and space.store is not None and len(space.store)
         }
+        if len(vectors) > 1 and reads_as_english(text, english_words):
+            return Probe(vectors, {0: OTHER_LANGUAGE})
         return Probe(vectors)
 
     @property
@@ -232,7 +247,7 @@ class Recall:
         for number, vector in probe.vectors.items():
             store = self._spaces[number].store
             if store is not None:
-                found += store.nearest(vector, limit, exclude=exclude)
+                found += probe.handicapped(number, store.nearest(vector, limit, exclude=exclude))
         found.sort(key=lambda n: -n.score)
         return found[:limit]
 
@@ -243,7 +258,8 @@ class Recall:
         for number, vector in probe.vectors.items():
             store = self._spaces[number].store
             if store is not None:
-                out.update(store.scores_of(vector, wanted))
+                scored = store.scores_of(vector, wanted)
+                out.update(zip(scored, probe.handicapped(number, list(scored.values())), strict=True))
         return out
 
     def embed_now(self, rel: str, timeout: float = 30.0) -> Probe | None:
