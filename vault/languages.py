@@ -86,23 +86,22 @@ def language_of(text: str) -> str | None:
     return best
 
 
-# Share of a question's words that must be English words for a question too short to tell by its common words.
+# Share of its words that must be English words for a text too short to tell by its common words.
 _ENGLISH_SHARE = 0.8
 
 
 def reads_as_english(text: str, vocabulary: Callable[[], frozenset[str]]) -> bool:
-    """Whether a question is in English: told by its common words as a note is, and when it is too short for
-    that ("hook up my cordless earbuds"), by its words: all in plain ASCII letters, and at least 80 % of them
-    whole words of the English model's ``vocabulary`` (a German or Spanish question rarely is: "Ordner",
-    "patatas"). A name or an odd word or two still reads as English; a question in another language does not."""
+    """Whether a question or a short note is in English: told by its common words as :func:`language_of` tells,
+    and when it is too short for that ("skip the password prompt when the machine boots", a list of links), by
+    its words: at least 80 % of them whole words of the English model's ``vocabulary`` (a German or Spanish
+    text rarely is: "Ordner", "patatas", "träge"). A name or an odd word or two still reads as English."""
     told = language_of(text)
     if told is not None:
         return told == "en"
-    words = _WORD.findall(text[:_SAMPLE])
-    if not words or not all(word.isascii() for word in words):
-        return False
+    _front, body = frontmatter.parse(text[: _SAMPLE * 2])
+    words = _WORD.findall(body[:_SAMPLE])
     known = vocabulary()
-    return sum(word.lower() in known for word in words) >= _ENGLISH_SHARE * len(words)
+    return bool(words) and sum(word.lower() in known for word in words) >= _ENGLISH_SHARE * len(words)
 
 
 @functools.cache

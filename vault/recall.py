@@ -399,11 +399,16 @@ class Recall:
             log.warning("meaning index: %s could not be read (%s); it is found by its words only", rel, exc)
         return None
 
-    def _space_of(self, data: bytes) -> int:
-        """The model a note goes to: the English one for English text, when there is one; else the first."""
-        if len(self._spaces) > 1 and language_of(data[:8192].decode("utf-8", errors="replace")) == "en":
-            return 1
-        return 0
+    def _space_of(self, rel: str, data: bytes) -> int:
+        """The model a note goes to: the English one for English text, when there is one; else the first. A note
+        too short to tell by its common words is told with its title by its words (``reads_as_english``)."""
+        if len(self._spaces) < 2:
+            return 0
+        text = data[:8192].decode("utf-8", errors="replace")
+        told = language_of(text)
+        if told is None:
+            return int(reads_as_english(f"{text}\n{rel.rsplit('/', 1)[-1][: -len(NOTE_SUFFIX)]}", english_words))
+        return int(told == "en")
 
     def _embed(self, notes: list[tuple[str, bytes]]) -> None:
         """Embed ``notes``, each by its model (one call per model), and store each one's vectors with that
@@ -415,7 +420,7 @@ class Recall:
         cut: list[list[tuple[str, Chunked]]] = [[] for _ in spaces]
         for rel, data in notes:
             chunked = chunk(rel, data)
-            number = self._space_of(data)
+            number = self._space_of(rel, data)
             store = spaces[number].store
             if store is not None and store.sha_of(rel) == chunked.sha256 and store.has_vectors(rel):
                 self._pass_on(rel, chunked.sha256, number)
