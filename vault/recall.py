@@ -18,7 +18,9 @@ keeps its multilingual vectors and answers with them at once; its notes go throu
 after every new or changed note: an English note is embedded again by the English model, any other is only
 marked passed on (read, not embedded again). A question is embedded by each model that has notes, and the
 two models' nearest notes are ranked together by their cosine similarities as they are (docs/search.md
-measured scaling one model's: it would be tuning on the test questions).
+measured scaling one model's: it would be tuning on the test questions), less 0.1 for the multilingual
+model's notes when the question reads as English (``OTHER_LANGUAGE``). A note too short to tell by its common
+words goes to the English model when its words and title read as English (``vault.languages``).
 """
 
 from __future__ import annotations
