@@ -106,7 +106,7 @@ def reads_as_english(text: str, vocabulary: Callable[[], frozenset[str]]) -> boo
 
 @functools.cache
 def english_words() -> frozenset[str]:
-    """The whole English words of all-MiniLM-L6-v2's vocabulary (~22,500, lower case), read from its packaged
+    """The whole English words of all-MiniLM-L6-v2's vocabulary (21,745, lower case), read from its packaged
     tokenizer: the words the English model knows."""
     from vault.minilm import tokenizer_file
 

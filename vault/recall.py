@@ -39,7 +39,7 @@ import numpy as np
 
 from vault import frontmatter, meta
 from vault.embedder import Embedder
-from vault.languages import english_words, language_of, reads_as_english
+from vault.languages import english_words, reads_as_english
 from vault.paths import NOTE_SUFFIX
 from vault.vectors import Neighbour, VectorStore
 
@@ -403,14 +403,11 @@ class Recall:
 
     def _space_of(self, rel: str, data: bytes) -> int:
         """The model a note goes to: the English one for English text, when there is one; else the first. A note
-        too short to tell by its common words is told with its title by its words (``reads_as_english``)."""
+        too short to tell by its common words is told by its words and its title (``reads_as_english``)."""
         if len(self._spaces) < 2:
             return 0
-        text = data[:8192].decode("utf-8", errors="replace")
-        told = language_of(text)
-        if told is None:
-            return int(reads_as_english(f"{text}\n{rel.rsplit('/', 1)[-1][: -len(NOTE_SUFFIX)]}", english_words))
-        return int(told == "en")
+        title = rel.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)]
+        return int(reads_as_english(f"{data[:8192].decode('utf-8', errors='replace')}\n{title}", english_words))
 
     def _embed(self, notes: list[tuple[str, bytes]]) -> None:
         """Embed ``notes``, each by its model (one call per model), and store each one's vectors with that
