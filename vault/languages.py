@@ -9,7 +9,10 @@ is named by its script, and Latin text is the language whose short function word
 
 from __future__ import annotations
 
+import functools
+import json
 import re
+from collections.abc import Callable
 
 from vault import frontmatter
 
@@ -81,3 +84,31 @@ def language_of(text: str) -> str | None:
     if ranked[0] < 2 or (len(ranked) > 1 and ranked[0] < 1.5 * ranked[1]):
         return None
     return best
+
+
+# Share of its words that must be English words for a text too short to tell by its common words.
+_ENGLISH_SHARE = 0.8
+
+
+def reads_as_english(text: str, vocabulary: Callable[[], frozenset[str]]) -> bool:
+    """Whether a question or a short note is in English: told by its common words as :func:`language_of` tells,
+    and when it is too short for that ("skip the password prompt when the machine boots", a list of links), by
+    its words: at least 80 % of them whole words of the English model's ``vocabulary`` (a German or Spanish
+    text rarely is: "Ordner", "patatas", "träge"). A name or an odd word or two still reads as English."""
+    told = language_of(text)
+    if told is not None:
+        return told == "en"
+    _front, body = frontmatter.parse(text[: _SAMPLE * 2])
+    words = _WORD.findall(body[:_SAMPLE])
+    known = vocabulary()
+    return bool(words) and sum(word.lower() in known for word in words) >= _ENGLISH_SHARE * len(words)
+
+
+@functools.cache
+def english_words() -> frozenset[str]:
+    """The whole English words of all-MiniLM-L6-v2's vocabulary (21,745, lower case), read from its packaged
+    tokenizer: the words the English model knows."""
+    from vault.minilm import tokenizer_file
+
+    vocabulary = json.loads(tokenizer_file().read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(word for word in vocabulary if word.isalpha() and word.isascii())

@@ -18,7 +18,9 @@ keeps its multilingual vectors and answers with them at once; its notes go throu
 after every new or changed note: an English note is embedded again by the English model, any other is only
 marked passed on (read, not embedded again). A question is embedded by each model that has notes, and the
 two models' nearest notes are ranked together by their cosine similarities as they are (docs/search.md
-measured scaling one model's: it would be tuning on the test questions).
+measured scaling one model's: it would be tuning on the test questions), less 0.1 for the multilingual
+model's notes when the question reads as English (``OTHER_LANGUAGE``). A note too short to tell by its common
+words goes to the English model when its words and title read as English (``vault.languages``).
 """
 
 from __future__ import annotations
@@ -30,14 +32,14 @@ import re
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from vault import frontmatter, meta
 from vault.embedder import Embedder
-from vault.languages import language_of
+from vault.languages import english_words, reads_as_english
 from vault.paths import NOTE_SUFFIX
 from vault.vectors import Neighbour, VectorStore
 
@@ -113,11 +115,24 @@ class _Space:
     loaded: bool = False
 
 
+# Taken from the similarity of a note in another language than an English question's: the multilingual model
+# puts a page and its translations about as close to the question, and they would crowd the page itself out
+# of the first five (docs/search.md). The same margin as related notes give a note in the note's language.
+OTHER_LANGUAGE = 0.1
+
+
 @dataclass(frozen=True)
 class Probe:
-    """A question or a note as each model that can answer sees it: a vector for each space, by its number."""
+    """A question or a note as each model that can answer sees it: a vector for each space, by its number, and
+    what is taken from the similarities found in a space (an English question's in the multilingual one)."""
 
     vectors: dict[int, np.ndarray]
+    handicaps: dict[int, float] = field(default_factory=dict)
+
+    def handicapped(self, number: int, found: list[Neighbour]) -> list[Neighbour]:
+        """``found`` in space ``number``, each similarity less that space's handicap."""
+        taken = self.handicaps.get(number, 0.0)
+        return [replace(n, score=n.score - taken) for n in found] if taken else found
 
 
 class Recall:
@@ -219,6 +234,8 @@ class Recall:
             for number, space in enumerate(self._spaces)
             if space.loaded and space.store is not None and len(space.store)
         }
+        if len(vectors) > 1 and reads_as_english(text, english_words):
+            return Probe(vectors, {0: OTHER_LANGUAGE})
         return Probe(vectors)
 
     @property
@@ -232,7 +249,7 @@ class Recall:
         for number, vector in probe.vectors.items():
             store = self._spaces[number].store
             if store is not None:
-                found += store.nearest(vector, limit, exclude=exclude)
+                found += probe.handicapped(number, store.nearest(vector, limit, exclude=exclude))
         found.sort(key=lambda n: -n.score)
         return found[:limit]
 
@@ -243,7 +260,8 @@ class Recall:
         for number, vector in probe.vectors.items():
             store = self._spaces[number].store
             if store is not None:
-                out.update(store.scores_of(vector, wanted))
+                scored = store.scores_of(vector, wanted)
+                out.update(zip(scored, probe.handicapped(number, list(scored.values())), strict=True))
         return out
 
     def embed_now(self, rel: str, timeout: float = 30.0) -> Probe | None:
@@ -383,11 +401,13 @@ class Recall:
             log.warning("meaning index: %s could not be read (%s); it is found by its words only", rel, exc)
         return None
 
-    def _space_of(self, data: bytes) -> int:
-        """The model a note goes to: the English one for English text, when there is one; else the first."""
-        if len(self._spaces) > 1 and language_of(data[:8192].decode("utf-8", errors="replace")) == "en":
-            return 1
-        return 0
+    def _space_of(self, rel: str, data: bytes) -> int:
+        """The model a note goes to: the English one for English text, when there is one; else the first. A note
+        too short to tell by its common words is told by its words and its title (``reads_as_english``)."""
+        if len(self._spaces) < 2:
+            return 0
+        title = rel.rsplit("/", 1)[-1][: -len(NOTE_SUFFIX)]
+        return int(reads_as_english(f"{data[:8192].decode('utf-8', errors='replace')}\n{title}", english_words))
 
     def _embed(self, notes: list[tuple[str, bytes]]) -> None:
         """Embed ``notes``, each by its model (one call per model), and store each one's vectors with that
@@ -399,7 +419,7 @@ class Recall:
         cut: list[list[tuple[str, Chunked]]] = [[] for _ in spaces]
         for rel, data in notes:
             chunked = chunk(rel, data)
-            number = self._space_of(data)
+            number = self._space_of(rel, data)
             store = spaces[number].store
             if store is not None and store.sha_of(rel) == chunked.sha256 and store.has_vectors(rel):
                 self._pass_on(rel, chunked.sha256, number)

@@ -81,6 +81,17 @@ def test_each_note_is_embedded_by_the_model_of_its_language(both: Vault) -> None
     ]
 
 
+def test_a_note_too_short_to_tell_by_its_common_words_is_told_by_its_words_and_title(tmp_path: Path) -> None:
+    multilingual, english = Counting(MultilingualEmbedder()), Counting(EnglishEmbedder())
+    with Vault(tmp_path / "vault", embedder=multilingual, english=english) as vault:
+        vault.write("Lists", "Packing for the beach", "- sunscreen\n- towels\n- snorkel\n- charger")
+        vault.write("Listen", "Einkaufszettel", "- Milch\n- Eier\n- Brötchen\n- Zahnpasta")
+        assert vault.wait_for_meaning(WAIT)
+        assert [text.split("\n")[0] for text in english.texts] == ["Packing for the beach"]
+        assert [text.split("\n")[0] for text in multilingual.texts] == ["Einkaufszettel"]
+        assert first(vault, "what to bring to the seaside") == "Lists/Packing for the beach.md"
+
+
 @pytest.mark.parametrize("question", ENGLISH_QUESTIONS)
 def test_an_english_question_finds_its_note_by_meaning(both: Vault, question: str) -> None:
     assert first(both, question) == ENGLISH_QUESTIONS[question]

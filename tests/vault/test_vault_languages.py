@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vault.languages import language_of
+from vault.languages import english_words, language_of, reads_as_english
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,23 @@ def test_front_matter_does_not_count_and_too_little_text_tells_nothing() -> None
 @pytest.mark.parametrize("text", ["\x00" * 1000, "a" * 10_000_000, "\ud800 broken surrogate", "--- \n---\n---"])
 def test_odd_and_huge_text_gets_an_answer_at_once(text: str) -> None:
     assert language_of(text) in (None, "en")
+
+
+@pytest.mark.parametrize(
+    ("question", "english"),
+    [
+        ("skip the password prompt when the machine boots", True),  # too short to tell by common words
+        ("burn my holiday photos onto a blank disc", True),
+        ("Is the boiler serviced this year?", True),
+        ("Bildschirm vorlesen", False),
+        ("Wozu dient die Taste mit dem Windows-Logo?", False),
+        ("quiero borrar a alguien que ya no usa el ordenador", False),
+        ("la fecha del examen", False),
+        ("猫の写真", False),
+        ("", False),
+    ],
+)
+def test_a_question_reads_as_english_by_its_common_words_or_else_by_the_english_models_words(
+    question: str, english: bool
+) -> None:
+    assert reads_as_english(question, english_words) is english
