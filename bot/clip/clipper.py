@@ -60,7 +60,8 @@ class Clipper:
         self._notes = notes
         self._db = db
         self._folder = settings.folder
-        self._profile = None if profile_note is None else note_stem(profile_note.rsplit("/", 1)[-1]).casefold()
+        name = None if profile_note is None else profile_note.rsplit("/", 1)[-1].removesuffix(".md")
+        self._profile = None if name is None else note_stem(name).casefold()
         self._fetcher = Fetcher(
             allow_private=settings.allow_private,
             max_bytes=settings.max_bytes,
