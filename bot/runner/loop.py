@@ -290,6 +290,8 @@ class _Round:
             sent=context.sent,
             scheduled=context.scheduled,
             read=sorted(context.read),
+            sources=sorted(context.sources),
+            own=context.own,
         )
 
 
