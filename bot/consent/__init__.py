@@ -2,7 +2,7 @@
 (:mod:`bot.consent.rule`), and the questions waiting for the person's answer (:mod:`bot.consent.questions`), and the sources the words a
 tainted run wrote keep (:mod:`bot.consent.provenance`)."""
 
-from bot.consent.provenance import Provenance, Span, note_source, origins
+from bot.consent.provenance import Provenance, Span, note_source, origins, with_sources
 from bot.consent.questions import CALLING, Question, Questions, Waiting
 from bot.consent.rule import Policy, question_for
 from bot.consent.untrusted import (
@@ -43,4 +43,5 @@ __all__ = [
     "sent_link",
     "taint_of",
     "unlabelled",
+    "with_sources",
 ]

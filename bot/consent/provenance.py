@@ -16,14 +16,19 @@ that reads them is tainted by that label, and what it writes in turn keeps the f
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.consent.spans import fingerprints, normal, short
 from bot.db import Database, now_iso
 
-__all__ = ["HOLDING", "Provenance", "Span", "note_source", "origins"]
+if TYPE_CHECKING:  # the vault package brings numpy and pypdf, which `vaultbot log` never needs
+    from vault import Change
+
+__all__ = ["HOLDING", "Provenance", "Span", "note_source", "origins", "with_sources"]
 
 HOLDING = " holding words from "
 
@@ -43,6 +48,15 @@ def origins(sources: Iterable[str]) -> frozenset[str]:
         else:
             found.add(source)
     return frozenset(found)
+
+
+def with_sources(change: Change, sources: Iterable[str]) -> Change:
+    """``change`` as the run's record keeps it: with the first sources of someone else's words in it
+    (``detail["sources"]``), which ``vaultbot undo`` and the review page show; as it is for a clean run."""
+    first = origins(sources)
+    if not first:
+        return change
+    return dataclasses.replace(change, detail={**change.detail, "sources": sorted(first)})
 
 
 @dataclass(frozen=True)

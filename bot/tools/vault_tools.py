@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import vault
 from bot.clock import unstamp
-from bot.consent import Provenance, note_source
+from bot.consent import Provenance, note_source, with_sources
 from bot.consent.embeds import unlinked
 from bot.images import Prepared, Unshowable, image_block, is_image_path, prepare
 from bot.tools.base import ContentResult
@@ -111,7 +111,7 @@ class VaultWrite(_VaultTool):
         result: dict[str, Any] = {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
         change = result.pop("change")  # for the run's record, not for the model
         if change is not None:
-            context.changes.add(change)
+            context.changes.add(with_sources(change, context.sources))
             await self._keep(input, written, change, context)
         if embeds:
             result["embeds_unlinked"] = (

@@ -179,3 +179,14 @@ async def test_scheduled_text_never_runs_as_a_command(attacked: Attack) -> None:
     assert "lentils" in bot.note("Inbox/Groceries.md")  # a scheduled /undo trashed nothing
     runs = await bot.app.store.list_runs(limit=20)
     assert not [run for run in runs if run["mode"] == "command"]
+
+
+async def test_undo_says_which_changes_held_someone_elses_words(attacked: Attack) -> None:
+    bot = await attacked()
+    _launder(bot)
+    await bot.settled()
+    bot.say("/undo")
+    await bot.fake.await_for(lambda f: any(m["text"].startswith("Undid run") for m in f.sent))
+    [said] = [m["text"] for m in bot.fake.sent if m["text"].startswith("Undid run")]
+    assert "Inbox/Weekly plan.md: moved to" in said and "(written with words from forwarded message)" in said
+    assert not (bot.app.notes.root / "Inbox" / "Weekly plan.md").exists()
