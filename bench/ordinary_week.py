@@ -84,7 +84,9 @@ def day(n: int, web: FakeWeb) -> list[str]:
     page = f"/day-{n}"
     web.routes[page] = html(
         f"<html><head><title>On {topic}, day {n}</title></head><body><article><h1>On {topic}</h1>"
-        + "".join(f"<p>Paragraph {i} about {topic}: simmer red lentils with cumin for twenty minutes.</p>" for i in range(8))
+        + "".join(
+            f"<p>Paragraph {i} about {topic}: simmer red lentils with cumin for twenty minutes.</p>" for i in range(8)
+        )
         + "</article></body></html>"
     )
     notes = [f"note: {TOPICS[(n + i) % len(TOPICS)]} — call back on Thursday about item {n}-{i}" for i in range(6)]

@@ -110,9 +110,7 @@ class App:
         mcp = await _mcp(settings) if settings.mcp.servers and mode == "assistant" else None
         # Notes there hold someone else's words: what the tools return of them is labelled as such.
         foreign = {settings.clip.folder: "clipped page", ATTACHMENTS: "attached file"}
-        dispatcher = build_dispatcher(
-            notes, bus, store, reminders, scheduler.wake, clipper, mcp, foreign, provenance
-        )
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper, mcp, foreign, provenance)
         summarizer = build_summarizer(settings)
         budget = None
         if settings.budget.daily_usd is not None and mode == "assistant":

@@ -65,9 +65,7 @@ def instructions(rel: str, body: str | None, untrusted: str | None = None) -> st
     return "\n".join(lines)
 
 
-def profile_reader(
-    notes: vault.Vault, rel: str, provenance: Provenance | None = None
-) -> Callable[[], Awaitable[str]]:
+def profile_reader(notes: vault.Vault, rel: str, provenance: Provenance | None = None) -> Callable[[], Awaitable[str]]:
     """A function that reads the profile note (in a thread) and returns the system prompt's part about it;
     with ``provenance``, words in it that a tainted run wrote are labelled with their sources (looked up
     every turn, in the store: no model call).

@@ -1,6 +1,6 @@
 """Consent: what is untrusted (:mod:`bot.consent.untrusted`), the one rule that says ask or run
-(:mod:`bot.consent.rule`), and the questions waiting for the person's answer (:mod:`bot.consent.questions`), and the sources the words a
-tainted run wrote keep (:mod:`bot.consent.provenance`)."""
+(:mod:`bot.consent.rule`), the questions waiting for the person's answer (:mod:`bot.consent.questions`), and
+the sources the words a tainted run wrote keep (:mod:`bot.consent.provenance`)."""
 
 from bot.consent.provenance import Provenance, Span, note_source, origins, with_sources
 from bot.consent.questions import CALLING, Question, Questions, Waiting

@@ -185,7 +185,10 @@ def _remembered(message: dict[str, Any]) -> Taint:
 def own_words(messages: Iterable[dict[str, Any]]) -> str:
     """What the person typed in ``messages``: their messages' text outside labels (tool results are not theirs)."""
     return "\n".join(
-        _LABELLED.sub(" ", text) if _OPEN in text else text for message in messages for text, own in _texts(message) if own
+        _LABELLED.sub(" ", text) if _OPEN in text else text
+        for message in messages
+        for text, own in _texts(message)
+        if own
     )
 
 

@@ -18,7 +18,8 @@ class ToolContext:
     person sent in the conversation (normalised, ``bot.consent.same_address``): only their link
     previews may show. ``sources`` are those of someone else's words the run holds so far (empty: a clean
     run), which what it writes in the vault or schedules keeps (``bot.consent.provenance``), and ``own``
-    what the person typed in the conversation, which stays theirs wherever it is copied. ``changes`` gathers what the run changes in the vault, kept with the run when it ends.
+    what the person typed in the conversation, which stays theirs wherever it is copied. ``changes``
+    gathers what the run changes in the vault, kept with the run when it ends.
     """
 
     conversation: str

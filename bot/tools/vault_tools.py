@@ -123,7 +123,9 @@ class VaultWrite(_VaultTool):
         result["related"] = [dataclasses.asdict(note) for note in related]
         return await self._result(result, [n.path for n in related], "\n".join(n.title for n in related), titles=True)
 
-    async def _keep(self, input: VaultWriteInput, written: vault.WriteResult, change: vault.Change, context: ToolContext) -> None:
+    async def _keep(
+        self, input: VaultWriteInput, written: vault.WriteResult, change: vault.Change, context: ToolContext
+    ) -> None:
         """Keep what a tainted run wrote with its sources: the text, and a created note's title."""
         if self._provenance is None or not context.sources:
             return

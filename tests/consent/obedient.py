@@ -5,7 +5,8 @@ hold ``DO: [steps]``: a JSON list of tool calls, each ``[name, input]``. It make
 time, putting the text of the last note it read where an input says ``{note}``, then ends its turn.
 Without orders it does what the person asked: ``read URL`` clips the page (``read URL into FOLDER`` into
 that folder), ``check my mail`` calls the mail server's inbox tool, ``open note PATH`` reads a note,
-``search for WORDS`` searches the vault, and ``go ahead`` follows orders read earlier in the conversation. So every attack here is carried out by the model, not by the test."""
+``search for WORDS`` searches the vault, and ``go ahead`` follows orders read earlier in the conversation.
+So every attack here is carried out by the model, not by the test."""
 
 from __future__ import annotations
 

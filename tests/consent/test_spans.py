@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.app import App
-from bot.consent.spans import FOUND_FROM, fingerprints, short
 from bot.consent import Provenance
+from bot.consent.spans import FOUND_FROM, fingerprints, short
 from bot.tools import Dispatcher, ToolContext, build_dispatcher
 
 # The person's words and the bot's from alphabets apart, so they cannot share a run of words by chance.
@@ -142,6 +142,8 @@ async def test_a_title_a_tainted_run_chose_is_labelled_where_titles_are_shown(
     assert listed.untrusted == "note holding words from web page"
     (app.notes.root / "Inbox" / f"{title}.md").unlink()  # deleted in Obsidian
     app.notes.sync()
-    await _write(app, {"folder": "Inbox", "title": "Dentist on Thursday at ten", "content": "bring the card"}, _clean("r6"))
+    await _write(
+        app, {"folder": "Inbox", "title": "Dentist on Thursday at ten", "content": "bring the card"}, _clean("r6")
+    )
     listed = await _tools(app).call("vault_list", {"folder": "Inbox"}, _clean("lister"))
     assert listed.untrusted is None  # the person's own titles
