@@ -3,7 +3,9 @@
 mutmut's own run starts with most of the suite and leaves out the process tests; these mutants are the
 rules themselves, taken out one at a time in a copy of the tree, each checked by the tests that pin it.
 
-    .venv/bin/python bench/consent_mutants.py [--workers 4]
+    .venv/bin/python bench/consent_mutants.py [--workers 4] [--only WORDS] [--tests PATH ...]
+
+``--only`` runs the mutants whose description holds WORDS; ``--tests`` checks them with these tests instead.
 
 Prints one line per mutant: ``killed`` (a test failed, as it must) or ``SURVIVED``; exits 1 if any survived.
 """
@@ -127,13 +129,74 @@ MUTANTS = [
         '        if known is not None and known.get("calling"):',
         "        if False:",
     ),
+    # Provenance: words keep their source (bot.consent.provenance).
+    (
+        "provenance: a tainted run's writes are kept",
+        "bot/tools/vault_tools.py",
+        "        if self._provenance is None or not context.sources:\n            return\n",
+        "        return\n",
+    ),
+    (
+        "provenance: a note holding kept words is labelled",
+        "bot/tools/vault_tools.py",
+        "            source = note_source(found) if found else None",
+        "            source = None",
+    ),
+    (
+        "provenance: a clip keeps the page's source in any folder",
+        "bot/tools/clip_tool.py",
+        "            if self._provenance is not None:",
+        "            if False:",
+    ),
+    (
+        "provenance: the profile's kept words are labelled",
+        "bot/memory.py",
+        'return instructions(rel, body, note_source(sources, "profile note")) if sources else text',
+        "return text",
+    ),
+    (
+        "provenance: the person's own words stay theirs",
+        "bot/consent/provenance.py",
+        "        marks = fingerprints(text) - theirs",
+        "        marks = fingerprints(text)",
+    ),
+    (
+        "provenance: no remote embed from a tainted run",
+        "bot/tools/vault_tools.py",
+        "        if context.sources:\n            plain = unlinked(",
+        "        if False:\n            plain = unlinked(",
+    ),
+    (
+        "provenance: a tainted run's task runs as someone else's words",
+        "bot/runner/handler.py",
+        "    if not sources or not message.text:",
+        "    if True:",
+    ),
+    (
+        "provenance: an allowed call keeps its run's sources",
+        "bot/runner/asking.py",
+        "        sources=frozenset(waiting.sources),\n",
+        "",
+    ),
+    (
+        "provenance: scheduled text is never a command",
+        "bot/runner/handler.py",
+        'return None if "reminder" in message.meta else parse_command(message.text)',
+        "return parse_command(message.text)",
+    ),
+    (
+        "provenance: a clip never writes the profile note",
+        "bot/clip/clipper.py",
+        "    if profile is not None and note_stem(title).casefold() == profile:",
+        "    if False:",
+    ),
 ]
 
 
-def killed(tree: Path, workers: int) -> bool:
+def killed(tree: Path, workers: int, tests: list[str]) -> bool:
     """Whether the tests fail on the mutated tree."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", str(workers), *TESTS],
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", str(workers), *tests],
         cwd=tree,
         capture_output=True,
         text=True,
@@ -145,23 +208,26 @@ def killed(tree: Path, workers: int) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--only", default="", help="only the mutants whose description holds these words")
+    parser.add_argument("--tests", nargs="+", default=TESTS, help="the tests that must fail on each mutant")
     args = parser.parse_args()
+    mutants = [mutant for mutant in MUTANTS if args.only in mutant[0]]
     survived = 0
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "tree"
         shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".venv*", ".git", "mutants", "data", "__pycache__"))
-        for what, path, text, replacement in MUTANTS:
+        for what, path, text, replacement in mutants:
             source = tree / path
             original = source.read_text(encoding="utf-8")
             assert original.count(text) == 1, f"{what}: the text to mutate is not found once in {path}"
             source.write_text(original.replace(text, replacement), encoding="utf-8")
             try:
-                result = "killed" if killed(tree, args.workers) else "SURVIVED"
+                result = "killed" if killed(tree, args.workers, args.tests) else "SURVIVED"
             finally:
                 source.write_text(original, encoding="utf-8")
             survived += result == "SURVIVED"
             print(f"{result:<9} {what}  ({path})", flush=True)
-    print(f"{len(MUTANTS) - survived} of {len(MUTANTS)} killed")
+    print(f"{len(mutants) - survived} of {len(mutants)} killed")
     sys.exit(1 if survived else 0)
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from bot.bus import CONSENT, INBOUND, Bus, Worker
 from bot.clip import Clipper, Resolver, resolve
 from bot.clock import Clock
-from bot.consent import Policy, Questions
+from bot.consent import Policy, Provenance, Questions
 from bot.db import Database
 from bot.memory import profile_reader
 from bot.reminders import ReminderBook, Scheduler
@@ -102,12 +102,15 @@ class App:
             model_runs_per_day=settings.reminders.model_runs_per_day,
         )
         scheduler = Scheduler(reminders)
-        clipper = Clipper(notes=notes, db=db, settings=settings.clip, resolver=resolver)
+        clipper = Clipper(
+            notes=notes, db=db, settings=settings.clip, resolver=resolver, profile_note=settings.memory.note
+        )
+        provenance = Provenance(db)
         mode = "capture" if isinstance(model, CaptureModel) else "assistant"
         mcp = await _mcp(settings) if settings.mcp.servers and mode == "assistant" else None
         # Notes there hold someone else's words: what the tools return of them is labelled as such.
         foreign = {settings.clip.folder: "clipped page", ATTACHMENTS: "attached file"}
-        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper, mcp, foreign)
+        dispatcher = build_dispatcher(notes, bus, store, reminders, scheduler.wake, clipper, mcp, foreign, provenance)
         summarizer = build_summarizer(settings)
         budget = None
         if settings.budget.daily_usd is not None and mode == "assistant":
@@ -139,7 +142,7 @@ class App:
             documents=Documents(notes=notes, bus=bus, store=store),
             photos=Photos(store=store, vault_root=notes.root),
             progress=progress,
-            profile=profile_reader(notes, settings.memory.note),
+            profile=profile_reader(notes, settings.memory.note, provenance),
             asking=Asking(db=db, bus=bus, store=store, questions=Questions(db), timeout=settings.consent.timeout),
             policy=Policy(
                 profile_note=settings.memory.note,

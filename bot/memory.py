@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import vault
-from bot.consent import profile_block
+from bot.consent import Provenance, Untrusted, label, note_source, profile_block
 from vault import frontmatter
 
 log = logging.getLogger(__name__)
@@ -36,14 +36,19 @@ def read_body(notes: vault.Vault, rel: str) -> str | None:
     return frontmatter.parse(data.decode("utf-8", errors="replace"))[1].strip()
 
 
-def instructions(rel: str, body: str | None) -> str:
-    """The system prompt's part about the person: the note's text and how to keep it."""
+def instructions(rel: str, body: str | None, untrusted: str | None = None) -> str:
+    """The system prompt's part about the person: the note's text and how to keep it. ``untrusted``
+    names where its words came from when it holds words a tainted run wrote: then they are shown in
+    that label, someone else's words like any other (``bot.consent.provenance``)."""
     folder, _, name = rel.rpartition("/")
     title = name.removesuffix(".md")
     write = f'vault_write with mode "append", folder "{folder}", title "{title}"'
     lines = [f"What you know about the person you assist, from their profile note {rel}:"]
     # In a block the note's own text cannot close, whatever it holds (bot.consent.profile_block).
-    lines.append(profile_block(body) if body else "(The profile note is empty or does not exist yet.)")
+    if body and untrusted is not None:
+        lines.append(label(Untrusted(body, untrusted)))
+    else:
+        lines.append(profile_block(body) if body else "(The profile note is empty or does not exist yet.)")
     lines.append(
         f"When you learn a lasting fact about the person (their name, family and partner, city, work, diet, "
         f"health, preferences, recurring commitments), add it to this note as one short line with {write}, "
@@ -60,27 +65,34 @@ def instructions(rel: str, body: str | None) -> str:
     return "\n".join(lines)
 
 
-def profile_reader(notes: vault.Vault, rel: str) -> Callable[[], Awaitable[str]]:
-    """A function that reads the profile note (in a thread) and returns the system prompt's part about it.
+def profile_reader(notes: vault.Vault, rel: str, provenance: Provenance | None = None) -> Callable[[], Awaitable[str]]:
+    """A function that reads the profile note (in a thread) and returns the system prompt's part about it;
+    with ``provenance``, words in it that a tainted run wrote are labelled with their sources (looked up
+    every turn, in the store: no model call).
 
     The note is looked at before every turn, but read and parsed again only when its file changed: the
     part is kept with the file's identity, size and times (a missing note's too), once its last change is
     at least :data:`_SETTLED_NS` old when it is read, so a second edit within the file system's time
     granularity that keeps the size is not taken for no edit."""
-    kept: tuple[tuple[int, ...] | None, str] | None = None
+    kept: tuple[tuple[int, ...] | None, str | None, str] | None = None
 
-    def current() -> str:
+    def current() -> tuple[str | None, str]:
         nonlocal kept
         seen = _signature(notes, rel)
         if kept is not None and kept[0] == seen:
-            return kept[1]
-        text = instructions(rel, read_body(notes, rel))
+            return kept[1], kept[2]
+        body = read_body(notes, rel)
+        text = instructions(rel, body)
         # One assignment: turns of other conversations run this in other threads at the same time.
-        kept = (seen, text) if seen is None or time.time_ns() - seen[-1] > _SETTLED_NS else None
-        return text
+        kept = (seen, body, text) if seen is None or time.time_ns() - seen[-1] > _SETTLED_NS else None
+        return body, text
 
     async def read() -> str:
-        return await asyncio.to_thread(current)
+        body, text = await asyncio.to_thread(current)
+        if provenance is None or not body:
+            return text
+        sources = await provenance.sources_in(body)
+        return instructions(rel, body, note_source(sources, "profile note")) if sources else text
 
     return read
 

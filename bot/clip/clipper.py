@@ -2,7 +2,9 @@
 
 The note is filed in the clip folder under the page's title with Obsidian Web Clipper's front
 matter (``title``, ``source``, ``author``, ``published``, ``created``, ``description``,
-``tags: [clippings]``). The ``clips`` table remembers each URL's note, so the same URL clipped
+``tags: [clippings]``). A page whose title would name the profile note (``VAULTBOT_MEMORY__NOTE``, in
+any folder, as ``vault_write`` is asked about it) is filed as "… (clipped page)": a clip never writes
+the note read before every turn. The ``clips`` table remembers each URL's note, so the same URL clipped
 again (a second message, a re-run after a crash) returns that note without fetching the page again;
 if the note is gone from the vault, the page is clipped anew. Parsing, extracting and filing run in
 a worker thread, off the event loop.
@@ -21,6 +23,7 @@ from bot.clip.fetch import Fetched, Fetcher, checked_url
 from bot.db import Database, now_iso
 from bot.settings import ClipSettings
 from vault import Change, Vault
+from vault.paths import note_stem
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +42,26 @@ class Clipping:
     # What filing it changed in the vault; None for a page clipped before (nothing changed now).
     change: Change | None = None
     left_out: str | None = None
+    text: str = ""  # the page's words as filed now (empty for a page clipped before)
 
 
 class Clipper:
     """Clips links into one vault. :meth:`close` it."""
 
-    def __init__(self, *, notes: Vault, db: Database, settings: ClipSettings, resolver: Resolver = resolve) -> None:
+    def __init__(
+        self,
+        *,
+        notes: Vault,
+        db: Database,
+        settings: ClipSettings,
+        resolver: Resolver = resolve,
+        profile_note: str | None = None,
+    ) -> None:
         self._notes = notes
         self._db = db
         self._folder = settings.folder
+        name = None if profile_note is None else profile_note.rsplit("/", 1)[-1].removesuffix(".md")
+        self._profile = None if name is None else note_stem(name).casefold()
         self._fetcher = Fetcher(
             allow_private=settings.allow_private,
             max_bytes=settings.max_bytes,
@@ -69,7 +83,9 @@ class Clipper:
         started = time.perf_counter()
         fetched = await self._fetcher.fetch(source)
         fetched_at = time.perf_counter()
-        clipping = await asyncio.to_thread(file_page, self._notes, fetched, source, folder or self._folder)
+        clipping = await asyncio.to_thread(
+            file_page, self._notes, fetched, source, folder or self._folder, profile=self._profile
+        )
         await self._db.execute(
             "INSERT INTO clips (url, path, title, excerpt, words, created_at) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (url) DO UPDATE SET path = excluded.path, title = excluded.title, "
@@ -95,14 +111,18 @@ class Clipper:
         return Clipping(row["path"], row["title"], row["excerpt"], row["words"], source)
 
 
-def file_page(notes: Vault, fetched: Fetched, source: str, folder: str) -> Clipping:
+def file_page(notes: Vault, fetched: Fetched, source: str, folder: str, *, profile: str | None = None) -> Clipping:
     """Parse, extract, convert and file a fetched page (blocking: run it in a thread). A PDF is read as
-    the vault reads documents: in a process of its own, within its limits of time and memory."""
+    the vault reads documents: in a process of its own, within its limits of time and memory. A title
+    naming ``profile`` (the profile note's name, case folded) is filed under another."""
     pdf = notes.document_text(fetched.data, "page.pdf") if fetched.media_type == "application/pdf" else None
     page = page_of(fetched, pdf)
+    title = page.title
+    if profile is not None and note_stem(title).casefold() == profile:
+        title = f"{title} (clipped page)"
     written = notes.write(
         folder,
-        page.title,
+        title,
         page.markdown,
         tags=["clippings"],
         source=source,
@@ -110,7 +130,7 @@ def file_page(notes: Vault, fetched: Fetched, source: str, folder: str) -> Clipp
     )
     words = len(page.markdown.split())
     left_out = pdf.limits if pdf is not None else None
-    return Clipping(written.path, page.title, excerpt(page.markdown), words, source, written.change, left_out)
+    return Clipping(written.path, title, excerpt(page.markdown), words, source, written.change, left_out, page.markdown)
 
 
 def _web_clipper_fields(page: Page) -> dict[str, object]:

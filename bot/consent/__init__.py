@@ -1,6 +1,8 @@
 """Consent: what is untrusted (:mod:`bot.consent.untrusted`), the one rule that says ask or run
-(:mod:`bot.consent.rule`), and the questions waiting for the person's answer (:mod:`bot.consent.questions`)."""
+(:mod:`bot.consent.rule`), the questions waiting for the person's answer (:mod:`bot.consent.questions`), and
+the sources the words a tainted run wrote keep (:mod:`bot.consent.provenance`)."""
 
+from bot.consent.provenance import Provenance, Span, note_source, origins, with_sources
 from bot.consent.questions import CALLING, Question, Questions, Waiting
 from bot.consent.rule import Policy, question_for
 from bot.consent.untrusted import (
@@ -9,6 +11,7 @@ from bot.consent.untrusted import (
     Untrusted,
     label,
     neutralise,
+    own_words,
     person_addresses,
     profile_block,
     same_address,
@@ -21,13 +24,18 @@ __all__ = [
     "CALLING",
     "LABELS_NOTE",
     "Policy",
+    "Provenance",
     "Question",
+    "Span",
     "Questions",
     "Taint",
     "Untrusted",
     "Waiting",
     "label",
     "neutralise",
+    "note_source",
+    "origins",
+    "own_words",
     "person_addresses",
     "profile_block",
     "question_for",
@@ -35,4 +43,5 @@ __all__ = [
     "sent_link",
     "taint_of",
     "unlabelled",
+    "with_sources",
 ]

@@ -46,6 +46,9 @@ class Waiting(BaseModel):
     sent: int = 0
     scheduled: int = 0
     read: list[str] = Field(default_factory=list)
+    # What the run held (bot.tools.ToolContext): the allowed call keeps these sources (bot.consent.provenance).
+    sources: list[str] = Field(default_factory=list)
+    own: str = ""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ __all__ = [
     "Untrusted",
     "label",
     "neutralise",
+    "own_words",
     "person_addresses",
     "profile_block",
     "same_address",
@@ -179,6 +180,16 @@ def _remembered(message: dict[str, Any]) -> Taint:
     if len(_REMEMBERED) > _REMEMBER_AT_MOST:
         _REMEMBERED.popitem(last=False)
     return taint
+
+
+def own_words(messages: Iterable[dict[str, Any]]) -> str:
+    """What the person typed in ``messages``: their messages' text outside labels (tool results are not theirs)."""
+    return "\n".join(
+        _LABELLED.sub(" ", text) if _OPEN in text else text
+        for message in messages
+        for text, own in _texts(message)
+        if own
+    )
 
 
 def person_addresses(messages: Iterable[dict[str, Any]]) -> frozenset[str]:

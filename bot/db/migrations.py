@@ -612,6 +612,35 @@ def m021_backups(conn: sqlite3.Connection) -> None:
     )
 
 
+def m022_provenance(conn: sqlite3.Connection) -> None:
+    """Provenance (``bot.consent.provenance``): each text a run holding someone else's words wrote in the
+    vault, with the run, the note, the kind of change and the sources (a JSON array), found again by its
+    fingerprints (``provenance_marks``) or, for a short one, by its whole text (``short``, as read).
+    Reminders keep the sources of the run that scheduled them (NULL: a clean run), so a task is as
+    tainted when it runs as the run that made it."""
+    _script(
+        conn,
+        """
+        CREATE TABLE provenance (
+            id         INTEGER PRIMARY KEY,
+            run_id     TEXT NOT NULL,
+            path       TEXT NOT NULL,
+            kind       TEXT NOT NULL,
+            sources    TEXT NOT NULL,
+            short      TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX provenance_runs ON provenance (run_id);
+        CREATE TABLE provenance_marks (
+            mark INTEGER NOT NULL,
+            span INTEGER NOT NULL REFERENCES provenance (id),
+            PRIMARY KEY (mark, span)
+        ) WITHOUT ROWID;
+        ALTER TABLE reminders ADD COLUMN sources TEXT;
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_bus,
     m002_store,
@@ -634,6 +663,7 @@ MIGRATIONS: list[Migration] = [
     m019_clippings_in_the_notes_list,
     m020_email_mails,
     m021_backups,
+    m022_provenance,
 ]
 
 

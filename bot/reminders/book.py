@@ -8,6 +8,7 @@ A reminder is only published when due, so it never sits at the head of its conve
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -87,9 +88,19 @@ class ReminderBook:
         self._model_runs_per_day = model_runs_per_day
 
     async def schedule(
-        self, who: Who, *, text: str, at: str, repeat: str | None, run_model: bool, request_key: str
+        self,
+        who: Who,
+        *,
+        text: str,
+        at: str,
+        repeat: str | None,
+        run_model: bool,
+        request_key: str,
+        sources: frozenset[str] = frozenset(),
     ) -> Reminder:
-        """Store a reminder; the same ``request_key`` again returns the first one and stores nothing."""
+        """Store a reminder; the same ``request_key`` again returns the first one and stores nothing.
+        ``sources``: someone else's words the scheduling run held, which a task (``run_model``) keeps:
+        its text reaches the model as their words when it runs (``bot.consent``)."""
         existing = await self._by_key(request_key)
         if existing is not None:
             return existing
@@ -115,8 +126,8 @@ class ReminderBook:
         row = await self._db.fetchone(
             """
             INSERT INTO reminders (id, conversation, channel, recipient, text, at, repeat, run_model,
-                                   next_at, request_key, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   next_at, request_key, created_at, updated_at, sources)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (request_key) DO NOTHING RETURNING id
             """,
             (
@@ -132,6 +143,7 @@ class ReminderBook:
                 request_key,
                 stamp,
                 stamp,
+                json.dumps(sorted(sources), ensure_ascii=False) if sources and run_model else None,
             ),
         )
         found = await self._by_key(request_key)
@@ -224,7 +236,8 @@ class ReminderBook:
                 sender=Sender(id=recipient),
                 text=text,
                 received_at=now,
-                meta={"reply_to": recipient, "reminder": row["id"]},
+                meta={"reply_to": recipient, "reminder": row["id"]}
+                | ({"sources": json.loads(row["sources"])} if row["sources"] else {}),
             )
             await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
             return True

@@ -87,6 +87,8 @@ def context_of(question: Question) -> ToolContext:
         sent=waiting.sent,
         scheduled=waiting.scheduled,
         read=set(waiting.read),
+        sources=frozenset(waiting.sources),
+        own=waiting.own,
     )
 
 

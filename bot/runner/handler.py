@@ -23,14 +23,26 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from bot.backoff import describe
-from bot.bus import ACKED, INBOUND, Bus, Button, Delivery, Event, Fatal, InboundMessage, Retry, events_topic
+from bot.bus import (
+    ACKED,
+    INBOUND,
+    Bus,
+    Button,
+    Delivery,
+    Event,
+    Fatal,
+    InboundMessage,
+    Retry,
+    UntrustedPart,
+    events_topic,
+)
 from bot.clock import Clock, stamped, zone_name
-from bot.consent import Policy, Question
+from bot.consent import Policy, Question, note_source
 from bot.db import Database, now_iso
 from bot.runner.asking import Asking, context_of
 from bot.runner.budget import DailyBudget
 from bot.runner.capture import CaptureModel, Filed, filed, only_link
-from bot.runner.commands import CommandRunner, parse_command
+from bot.runner.commands import Command, CommandRunner, parse_command
 from bot.runner.documents import Documents
 from bot.runner.drafting import ReplyDraft
 from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
@@ -214,9 +226,10 @@ class TurnHandler:
         if message.answer is not None:
             return await self._answered(delivery, message)
         message, parts = await self._with_album(delivery, message)
+        message = _as_task(message)
         context = _context(message, run_id=uuid.uuid4().hex)
         started = time.perf_counter()
-        command = parse_command(message.text)
+        command = _command_of(message)
         model, mode = self._model, self._mode
         if command is None and self._over_budget is not None and await self._over_budget_today(context):
             model, mode = self._over_budget, "capture"
@@ -516,7 +529,7 @@ class TurnHandler:
             if self._asking is not None:
                 await self._asking.give_up(message.answer.question, told)
             return
-        if parse_command(message.text) is not None:  # a command is not a note: it is only apologised for
+        if _command_of(message) is not None:  # a command is not a note: it is only apologised for
             context = _context(message, run_id="")
             if not isinstance(error, DeadLetter):
                 apology = APOLOGY.format(attempts=delivery.attempts, error=told)
@@ -595,6 +608,22 @@ class TurnHandler:
             {"role": "assistant", "content": [{"type": "text", "text": f"(Not answered: {told}.)"}]},
         ]
         await self._store.append_turn(message.conversation, message.id, unanswered, tokens=estimate_tokens(unanswered))
+
+
+def _command_of(message: InboundMessage) -> Command | None:
+    """The slash command the person sent, if any: a scheduled task's text is never one (a scheduled
+    ``/undo`` or ``/new`` would act with no one there to ask it)."""
+    return None if "reminder" in message.meta else parse_command(message.text)
+
+
+def _as_task(message: InboundMessage) -> InboundMessage:
+    """A scheduled task made by a run that held someone else's words, with its text as their words: it
+    is as tainted when it runs as the run that scheduled it (``bot.reminders``)."""
+    sources = message.meta.get("sources") if "reminder" in message.meta else None
+    if not sources or not message.text:
+        return message
+    part = UntrustedPart(source=note_source(sources, "scheduled task"), text=message.text)
+    return message.model_copy(update={"text": "", "untrusted": [part, *message.untrusted]})
 
 
 async def _nothing() -> list[Question]:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot.consent import LABELS_NOTE, Policy, Untrusted, Waiting, label, question_for, taint_of
+from bot.consent import LABELS_NOTE, Policy, Taint, Untrusted, Waiting, label, own_words, question_for, taint_of
 from bot.images import without_pixels
 from bot.runner.caching import with_breakpoints
 from bot.runner.closing import closed, ending_note
@@ -173,7 +173,9 @@ async def run_turn(
         if resumed.made:
             result.tools_called.append(asked["name"])
     taint = taint_of(history, kept=True).seeing(turn)
-    context.addresses = taint.addresses
+    if profile is not None:  # the profile note holds labelled words when a tainted run wrote them there
+        taint = taint.seeing([{"role": "system", "content": profile}])
+    _holding(context, taint, [*history, *turn])
     previous_end = len(history) - 1  # where the prompt cached by the previous call ends
     while True:
         if round_.done:
@@ -215,6 +217,7 @@ async def run_turn(
             block = round_.add(call, outcome)
             if outcome.untrusted is not None:  # its label is in the run now
                 taint = taint.seeing([{"role": "user", "content": [block]}])
+                _holding(context, taint, [*history, *turn])
             verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
             round_.hints += verdict.hints
             await _report(verdict, recorder)
@@ -228,6 +231,15 @@ async def run_turn(
             log.warning("! run %s %s: %s", context.run_id, result.status, result.reason)
             result.messages = closed(turn, ending_note(result.reason))
             return result
+
+
+def _holding(context: ToolContext, taint: Taint, messages: list[dict[str, Any]]) -> None:
+    """Tell the tools what the run holds: the person's addresses, and once it is tainted its sources and
+    the person's own words, which what it writes keeps and leaves out (``bot.consent.provenance``)."""
+    context.addresses = taint.addresses
+    if taint.sources != context.sources:
+        context.sources = taint.sources
+        context.own = own_words(messages)
 
 
 @dataclass
@@ -278,6 +290,8 @@ class _Round:
             sent=context.sent,
             scheduled=context.scheduled,
             read=sorted(context.read),
+            sources=sorted(context.sources),
+            own=context.own,
         )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import vault
 from bot.bus import Bus
 from bot.clip import Clipper
+from bot.consent import Provenance
 from bot.reminders import ReminderBook
 from bot.store import Store
 from bot.tools.base import ContentResult, Tool
@@ -46,21 +47,23 @@ def build_dispatcher(
     clipper: Clipper | None = None,
     more: ToolSource | None = None,
     foreign: dict[str, str] | None = None,
+    provenance: Provenance | None = None,
 ) -> Dispatcher:
     """The built-in tools (notes, the interaction log, replies), wired to one vault, bus and store; the
     scheduling tools when ``reminders`` is given (``on_scheduled`` wakes the scheduler), ``clip_link``
     when ``clipper`` is; ``more`` adds the MCP servers' tools. ``foreign`` names the folders whose notes hold
-    someone else's words (folder → what they are, e.g. the clip folder → "clipped page")."""
+    someone else's words (folder → what they are, e.g. the clip folder → "clipped page"); ``provenance``
+    keeps the sources of what a tainted run writes and finds them again in what a run reads."""
     tools: list[Tool] = [
-        VaultWrite(notes),
-        VaultRead(notes, foreign),
-        VaultList(notes, foreign),
-        VaultSearch(notes, foreign),
+        VaultWrite(notes, foreign, provenance),
+        VaultRead(notes, foreign, provenance),
+        VaultList(notes, foreign, provenance),
+        VaultSearch(notes, foreign, provenance),
         LogInteraction(store),
         SendMessage(bus),
     ]
     if reminders is not None:
         tools += [ScheduleMessage(reminders, on_scheduled), ListScheduled(reminders), CancelScheduled(reminders)]
     if clipper is not None:
-        tools.append(ClipLink(clipper))
+        tools.append(ClipLink(clipper, provenance))
     return Dispatcher(tools, more)

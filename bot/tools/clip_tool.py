@@ -8,6 +8,7 @@ from pydantic import Field
 
 import vault
 from bot.clip import ClipError, Clipper
+from bot.consent import Provenance, with_sources
 from bot.tools.base import ContentResult
 from bot.tools.context import ToolContext
 from bot.tools.errors import ToolError
@@ -32,8 +33,9 @@ class ClipLink:
     )
     input_model = ClipLinkInput
 
-    def __init__(self, clipper: Clipper) -> None:
+    def __init__(self, clipper: Clipper, provenance: Provenance | None = None) -> None:
         self._clipper = clipper
+        self._provenance = provenance
 
     async def run(self, input: ClipLinkInput, context: ToolContext) -> ContentResult:
         """Clip the page and say where it went."""
@@ -44,7 +46,15 @@ class ClipLink:
         except vault.VaultError as exc:
             raise ToolError(str(exc), error_type="vault_error") from exc
         if clipping.change is not None:
-            context.changes.add(clipping.change)
+            context.changes.add(with_sources(clipping.change, {"web page", *context.sources}))
+            if self._provenance is not None:  # a page's words, in whatever folder: kept as the page's
+                await self._provenance.keep(
+                    run_id=context.run_id,
+                    path=clipping.path,
+                    kind=clipping.change.kind,
+                    text=clipping.text,
+                    sources={"web page", *context.sources},
+                )
         result: dict[str, Any] = {
             "success": True,
             "path": clipping.path,

@@ -16,7 +16,10 @@ class ToolContext:
     keyed by (inbound message, sequence), so a re-run after a crash does not send it twice.
     ``read`` holds the notes the run has read (``replace`` needs one), ``addresses`` the addresses the
     person sent in the conversation (normalised, ``bot.consent.same_address``): only their link
-    previews may show. ``changes`` gathers what the run changes in the vault, kept with the run when it ends.
+    previews may show. ``sources`` are those of someone else's words the run holds so far (empty: a clean
+    run), which what it writes in the vault or schedules keeps (``bot.consent.provenance``), and ``own``
+    what the person typed in the conversation, which stays theirs wherever it is copied. ``changes``
+    gathers what the run changes in the vault, kept with the run when it ends.
     """
 
     conversation: str
@@ -28,6 +31,8 @@ class ToolContext:
     scheduled: int = field(default=0)
     read: set[str] = field(default_factory=set)
     addresses: frozenset[str] = field(default_factory=frozenset)
+    sources: frozenset[str] = field(default_factory=frozenset)
+    own: str = ""
     changes: ChangeSet = field(default_factory=ChangeSet)
 
     def next_sequence(self) -> int:

@@ -43,6 +43,7 @@ class ScheduleMessage:
                 repeat=input.repeat,
                 run_model=input.run_model,
                 request_key=context.next_schedule_key(),
+                sources=context.sources,
             )
         except ReminderError as exc:
             raise ToolError(str(exc), error_type=exc.error_type) from None

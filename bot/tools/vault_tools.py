@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any, TypeVar
 
 import vault
 from bot.clock import unstamp
+from bot.consent import Provenance, note_source, with_sources
+from bot.consent.embeds import unlinked
 from bot.images import Prepared, Unshowable, image_block, is_image_path, prepare
 from bot.tools.base import ContentResult
 from bot.tools.context import ToolContext
@@ -53,11 +56,15 @@ async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 class _VaultTool:
     """A tool over one vault. ``foreign`` names the folders whose notes hold someone else's words (the clip
-    folder, the attachments): what the tool returns from them reaches the model labelled as such."""
+    folder, the attachments): what the tool returns from them reaches the model labelled as such, as
+    does any text that holds words a tainted run wrote (``provenance``, by content wherever they are)."""
 
-    def __init__(self, notes: vault.Vault, foreign: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, notes: vault.Vault, foreign: dict[str, str] | None = None, provenance: Provenance | None = None
+    ) -> None:
         self._vault = notes
         self._foreign = {f"{folder.strip('/').casefold()}/": source for folder, source in (foreign or {}).items()}
+        self._provenance = provenance
 
     def _source(self, paths: list[str]) -> str | None:
         """Where the words at ``paths`` came from, when any of them is in a foreign folder."""
@@ -68,8 +75,15 @@ class _VaultTool:
                     return source
         return None
 
-    def _result(self, result: dict[str, Any], paths: list[str]) -> dict[str, Any] | ContentResult:
+    async def _result(
+        self, result: dict[str, Any], paths: list[str], shown: str = "", *, titles: bool = False
+    ) -> dict[str, Any] | ContentResult:
+        """``result`` labelled when its notes are in a foreign folder or ``shown`` (the text of them it
+        gives the model) holds words a tainted run wrote (``titles``: ``shown`` is the notes' titles)."""
         source = self._source(paths)
+        if source is None and self._provenance is not None and shown.strip():
+            found = await self._provenance.sources_in(shown, titles=titles)
+            source = note_source(found) if found else None
         return result if source is None else ContentResult(result, untrusted=source)
 
 
@@ -86,16 +100,39 @@ class VaultWrite(_VaultTool):
     )
     input_model = VaultWriteInput
 
-    async def run(self, input: VaultWriteInput, context: ToolContext) -> dict[str, Any]:
-        """Write the note and say where it went."""
+    async def run(self, input: VaultWriteInput, context: ToolContext) -> dict[str, Any] | ContentResult:
+        """Write the note and say where it went. A run holding someone else's words writes no remote
+        embed (``bot.consent.embeds``), and what it writes keeps its sources (``bot.consent.provenance``)."""
+        embeds: tuple[str, ...] = ()
+        if context.sources:
+            plain = unlinked(input.content, context.addresses)
+            input, embeds = input.model_copy(update={"content": plain.text}), plain.addresses
         written, related = await _in_thread(self._write, input, context)
         result: dict[str, Any] = {"success": True, **vars(written)}  # flat (vault.notes): no deep copy needed
         change = result.pop("change")  # for the run's record, not for the model
         if change is not None:
-            context.changes.add(change)
+            context.changes.add(with_sources(change, context.sources))
+            await self._keep(input, written, change, context)
+        if embeds:
+            result["embeds_unlinked"] = (
+                f"{len(embeds)} remote embed(s) written as plain links, so opening the note fetches nothing: "
+                + ", ".join(embeds)
+            )
+        if not written.created:
+            return result
+        result["related"] = [dataclasses.asdict(note) for note in related]
+        return await self._result(result, [n.path for n in related], "\n".join(n.title for n in related), titles=True)
+
+    async def _keep(
+        self, input: VaultWriteInput, written: vault.WriteResult, change: vault.Change, context: ToolContext
+    ) -> None:
+        """Keep what a tainted run wrote with its sources: the text, and a created note's title."""
+        if self._provenance is None or not context.sources:
+            return
+        keep = functools.partial(self._provenance.keep, run_id=context.run_id, path=written.path, own=context.own)
+        await keep(kind=change.kind, text=unstamp(input.content), sources=context.sources)
         if written.created:
-            result["related"] = [dataclasses.asdict(note) for note in related]
-        return result
+            await keep(kind="title", text=Path(written.path).stem, sources=context.sources)
 
     def _write(self, input: VaultWriteInput, context: ToolContext) -> tuple[vault.WriteResult, list[vault.Related]]:
         # The write and the related notes of a created note in one trip to a worker thread, not two.
@@ -142,7 +179,7 @@ class VaultRead(_VaultTool):
             "content": note.content,
             "frontmatter": _jsonable(note.frontmatter),
         }
-        return self._result(result, [note.path])
+        return await self._result(result, [note.path], note.content)
 
     async def _image(self, path: str) -> ContentResult:
         location = await _in_thread(self._vault.resolve, path)
@@ -180,7 +217,8 @@ class VaultList(_VaultTool):
             "notes": [dataclasses.asdict(n) for n in listing.notes],
             "folders": listing.folders,
         }
-        return self._result(result, [n.path for n in listing.notes])
+        titles = "\n".join(n.title for n in listing.notes)
+        return await self._result(result, [n.path for n in listing.notes], titles, titles=True)
 
 
 class VaultSearch(_VaultTool):
@@ -197,7 +235,9 @@ class VaultSearch(_VaultTool):
     async def run(self, input: VaultSearchInput, context: ToolContext) -> dict[str, Any] | ContentResult:
         """Return ranked matches."""
         hits = await _in_thread(self._vault.search, input.query, input.limit, tags=input.tags, folder=input.folder)
-        return self._result({"success": True, "results": [dataclasses.asdict(h) for h in hits]}, [h.path for h in hits])
+        result = {"success": True, "results": [dataclasses.asdict(h) for h in hits]}
+        shown = "\n\n".join(f"{h.title}\n{h.snippet}" for h in hits)
+        return await self._result(result, [h.path for h in hits], shown)
 
 
 def _jsonable(value: Any) -> Any:

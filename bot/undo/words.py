@@ -41,12 +41,12 @@ def told(report: Report, again: str | None) -> str:
     lines = []
     if done:
         lines.append(f"{'Would undo' if report.dry_run else 'Undid'} {name}:")
-        lines += [f"• {item.change.path}: {_what(item, report.dry_run)}" for item in done]
+        lines += [f"• {item.change.path}: {_what(item, report.dry_run)}{_tainted(item)}" for item in done]
     else:
         lines.append(f"Nothing of {name} {'would be' if report.dry_run else 'was'} taken back.")
     if left:
         lines.append("Left as it is:" if len(left) == 1 else "Left as they are:")
-        lines += [f"• {item.change.path}: {item.outcome.reason}" for item in left]
+        lines += [f"• {item.change.path}: {item.outcome.reason}{_tainted(item)}" for item in left]
     if again is not None and report.changes:
         lines.append(f"{again} puts it back.")
     return "\n".join(lines)
@@ -60,6 +60,12 @@ def log_line(report: Report) -> str:
     if left:
         line += "; left: " + "; ".join(f"{item.change.path} ({item.outcome.reason})" for item in left)
     return line + "."
+
+
+def _tainted(item: Item) -> str:
+    """What a change written by a run holding someone else's words says of them (``bot.consent.provenance``)."""
+    sources = item.change.detail.get("sources")
+    return f" (written with words from {', '.join(sources)})" if sources else ""
 
 
 def _what(item: Item, dry_run: bool) -> str:

@@ -51,6 +51,8 @@ def _item(change: Change, root: Any) -> dict[str, Any]:
         "obsidian": obsidian_link(root, change.path) if note else None,
         "lines": [_line(line) for line in diff_lines(change)],
         "size": change.detail.get("bytes"),
+        # Written by a run holding someone else's words: their first sources (bot.consent.provenance).
+        "sources": change.detail.get("sources") or [],
     }
 
 

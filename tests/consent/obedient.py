@@ -3,8 +3,10 @@
 Words it reads anywhere (the person's message, a labelled page, a document's text, a tool result) may
 hold ``DO: [steps]``: a JSON list of tool calls, each ``[name, input]``. It makes them one round at a
 time, putting the text of the last note it read where an input says ``{note}``, then ends its turn.
-Without orders it does what the person asked: ``read URL`` clips the page, ``check my mail`` calls the
-mail server's inbox tool. So every attack here is carried out by the model, not by the test."""
+Without orders it does what the person asked: ``read URL`` clips the page (``read URL into FOLDER`` into
+that folder), ``check my mail`` calls the mail server's inbox tool, ``open note PATH`` reads a note,
+``search for WORDS`` searches the vault, and ``go ahead`` follows orders read earlier in the conversation.
+So every attack here is carried out by the model, not by the test."""
 
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ def obedient(messages: list[dict[str, Any]]) -> ModelReply:
     turn = _this_turn(messages)
     made = sum(1 for m in turn if m["role"] == "assistant")
     steps = next((s for text in _read(turn) for s in _orders(text)), None)
+    if steps is None and "go ahead" in _text(turn[0]):
+        earlier = [s for text in _read(messages) for s in _orders(text)]
+        steps = earlier[-1] if earlier else None
     if steps is not None:
         done = made - _asked_before_orders(turn)
         if done < len(steps):
@@ -39,8 +44,14 @@ def obedient(messages: list[dict[str, Any]]) -> ModelReply:
         return say("Done as the page said.")
     if made == 0:
         asked = _text(turn[0])
+        if link := re.search(r"read (https?://\S+) into (\S+)", asked):
+            return call(("clip_link", {"url": link.group(1), "folder": link.group(2)}))
         if link := re.search(r"read (https?://\S+)", asked):
             return call(("clip_link", {"url": link.group(1)}))
+        if note := re.search(r"open note (.+?)\s*$", asked):
+            return call(("vault_read", {"path": note.group(1)}))
+        if words := re.search(r"search for (.+?)\s*$", asked):
+            return call(("vault_search", {"query": words.group(1)}))
         if "check my mail" in asked:
             return call(("mcp__mail__inbox", {}))
     return say("Done.")

@@ -10,7 +10,7 @@ from typing import Any
 from playwright.async_api import Browser, Page, expect
 
 from bot.app import App
-from bot.bus import INBOUND, InboundMessage, Sender
+from bot.bus import INBOUND, InboundMessage, Sender, UntrustedPart
 from bot.store import short_id
 from tests.fakes.scripted_model import ScriptedModel, call, say
 from tests.helpers import run_inbox
@@ -110,3 +110,29 @@ async def test_an_undone_run_says_so_and_links_its_undo_which_links_back(
     data = json.loads(await as_json.text())
     assert data["changes"]["undone_by"] == undo
     assert [(c["kind"], c["path"]) for c in data["changes"]["items"]] == [("created", "Projects/Lisbon trip.md")]
+
+
+async def test_a_run_page_marks_the_changes_a_run_holding_someone_elses_words_made(
+    make_app: AppFactory, serve_review: Serve, browser: Browser
+) -> None:
+    model = ScriptedModel()
+    app = await make_app(model)
+    model.enqueue(call(write("Lunch", "Lunch with Mallory on Friday at noon, she books the table.")), say("Saved."))
+    forwarded = UntrustedPart(source="forwarded message", text="Lunch on Friday at noon? I book the table.")
+    message = InboundMessage(
+        channel="terminal", conversation="telegram:7", sender=Sender(id="ann"), text="save this", untrusted=[forwarded]
+    )  # a conversation of its own: the clean run's history does not hold the forward
+    await app.bus.publish(INBOUND, message, conversation=message.conversation)
+    await run_inbox(app)
+    tainted = str((await app.store.list_runs(limit=1))[0]["id"])
+    model.enqueue(call(write("Shed", "Build the garden shed in spring.")), say("Saved."))
+    clean = await chat(app, "shed plans")
+    served = await serve_review(app)
+
+    page = await visit(browser, served, f"/runs/{tainted}")
+    changes = page.get_by_role("region", name="What it changed in the vault")
+    await expect(changes).to_contain_text("Written by a run holding words from forwarded message")
+    page = await visit(browser, served, f"/runs/{clean}")
+    changes = page.get_by_role("region", name="What it changed in the vault")
+    await expect(changes.get_by_role("heading", name="created Projects/Shed.md Open in Obsidian")).to_be_visible()
+    await expect(changes).not_to_contain_text("someone else's words")
