@@ -132,6 +132,11 @@ class Taint:
             return self
         return Taint(self.sources | more.sources, self.addresses | more.addresses)
 
+    def offered(self, sources: frozenset[str]) -> Taint:
+        """This taint with the tools' words the run is offered (``sources``: whose they are) counted:
+        the model reads tool definitions as surely as messages."""
+        return self if sources <= self.sources else Taint(self.sources | sources, self.addresses)
+
 
 _SOURCE = re.compile(r'<untrusted source="([^"]*)" id="[0-9a-f]{16}">')
 CLEAN = Taint(frozenset(), frozenset())

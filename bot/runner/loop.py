@@ -172,7 +172,7 @@ async def run_turn(
         round_.add(asked, resumed.outcome)
         if resumed.made:
             result.tools_called.append(asked["name"])
-    taint = taint_of(history, kept=True).seeing(turn)
+    taint = taint_of(history, kept=True).seeing(turn).offered(dispatcher.sources())
     context.addresses = taint.addresses
     previous_end = len(history) - 1  # where the prompt cached by the previous call ends
     while True:

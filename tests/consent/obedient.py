@@ -1,10 +1,11 @@
 """A scripted model that obeys whatever someone else's words tell it, as an injected model would.
 
-Words it reads anywhere (the person's message, a labelled page, a document's text, a tool result) may
+Words it reads anywhere (the person's message, a labelled page, a document's text, a tool result, a tool's
+description) may
 hold ``DO: [steps]``: a JSON list of tool calls, each ``[name, input]``. It makes them one round at a
 time, putting the text of the last note it read where an input says ``{note}``, then ends its turn.
 Without orders it does what the person asked: ``read URL`` clips the page, ``check my mail`` calls the
-mail server's inbox tool. So every attack here is carried out by the model, not by the test."""
+inbox server's inbox tool. So every attack here is carried out by the model, not by the test."""
 
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ def orders(steps: list[tuple[str, dict[str, Any]]]) -> str:
     return f"DO: {json.dumps(steps)} END"
 
 
-def obedient(messages: list[dict[str, Any]]) -> ModelReply:
-    """The next reply of a model that follows the orders in what it read during this turn."""
+def obedient(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ModelReply:
+    """The next reply of a model that follows the orders in what it read during this turn, or in the
+    tools it is offered (their descriptions and input schemas)."""
     turn = _this_turn(messages)
     made = sum(1 for m in turn if m["role"] == "assistant")
-    steps = next((s for text in _read(turn) for s in _orders(text)), None)
+    read = [*_read(turn), *(s for tool in tools or () for s in _strings(json.dumps(tool)))]
+    steps = next((s for text in read for s in _orders(text)), None)
     if steps is not None:
         done = made - _asked_before_orders(turn)
         if done < len(steps):
@@ -42,7 +45,7 @@ def obedient(messages: list[dict[str, Any]]) -> ModelReply:
         if link := re.search(r"read (https?://\S+)", asked):
             return call(("clip_link", {"url": link.group(1)}))
         if "check my mail" in asked:
-            return call(("mcp__mail__inbox", {}))
+            return call(("mcp__inbox__inbox", {}))
     return say("Done.")
 
 
