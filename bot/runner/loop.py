@@ -275,6 +275,7 @@ class _Round:
             channel=context.channel,
             recipient=context.recipient,
             inbound_id=context.inbound_id,
+            person=context.person,
             sent=context.sent,
             scheduled=context.scheduled,
             read=sorted(context.read),

@@ -17,6 +17,7 @@ class ToolContext:
     ``read`` holds the notes the run has read (``replace`` needs one), ``addresses`` the addresses the
     person sent in the conversation (normalised, ``bot.consent.same_address``): only their link
     previews may show. ``changes`` gathers what the run changes in the vault, kept with the run when it ends.
+    ``person`` is the sender of the message the run answers: the only one whose answer to its questions counts.
     """
 
     conversation: str
@@ -24,6 +25,7 @@ class ToolContext:
     recipient: str
     run_id: str
     inbound_id: str
+    person: str = ""
     sent: int = field(default=0)
     scheduled: int = field(default=0)
     read: set[str] = field(default_factory=set)

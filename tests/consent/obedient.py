@@ -9,10 +9,14 @@ inbox server's inbox tool. So every attack here is carried out by the model, not
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 from collections.abc import Iterator
 from typing import Any
+
+from PIL import Image, PngImagePlugin
 
 from bot.consent import unlabelled
 from bot.runner import ModelReply
@@ -82,10 +86,30 @@ def _texts(message: dict[str, Any]) -> Iterator[str]:
     for block in content:
         if block.get("type") == "text":
             yield block["text"]
+        elif block.get("type") == "image":
+            yield _seen_in(block)
         elif block.get("type") == "tool_result":
             inner = block["content"]
             text = inner if isinstance(inner, str) else " ".join(p.get("text", "") for p in inner)
             yield from _strings(text)
+
+
+def _seen_in(image: dict[str, Any]) -> str:
+    """The words an image shows. This model cannot read pixels, so a test's screenshot carries its words
+    as the PNG's ``Comment`` text too (``screenshot``), which the image keeps on its way to the model."""
+    data = base64.b64decode(image["source"]["data"])
+    with Image.open(io.BytesIO(data)) as picture:
+        return str(getattr(picture, "text", {}).get("Comment", ""))
+
+
+def screenshot(words: str) -> bytes:
+    """A PNG that shows ``words`` (to this model: see :func:`_seen_in`)."""
+    picture = Image.new("RGB", (64, 32), "white")
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Comment", words)
+    out = io.BytesIO()
+    picture.save(out, "PNG", pnginfo=info)
+    return out.getvalue()
 
 
 def _strings(text: str) -> Iterator[str]:

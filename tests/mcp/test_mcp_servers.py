@@ -53,7 +53,8 @@ def test_a_name_that_is_not_plain_is_refused_with_a_line_naming_the_server(name:
 def test_a_name_that_reads_as_a_built_in_tools_is_refused(name: str) -> None:
     listing = offer("weather", [tool(name), tool("forecast")], None)
     assert [t.original for t in listing.offered] == ["forecast"]
-    assert listing.warnings == [f"weather: the tool {name!r} is refused: its name is that of one of vaultbot's own tools"]
+    said = f"weather: the tool {name!r} is refused: its name is that of one of vaultbot's own tools"
+    assert listing.warnings == [said]
 
 
 def test_a_name_taken_twice_is_left_out_with_a_warning() -> None:
