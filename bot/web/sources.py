@@ -9,6 +9,7 @@ from starlette.requests import Request
 
 from bot.settings import Settings
 from bot.store import StoreReader
+from bot.web.answers import Answers
 from bot.web.render import Renderer
 
 __all__ = ["ReviewSources", "sources"]
@@ -17,12 +18,14 @@ __all__ = ["ReviewSources", "sources"]
 @dataclass(frozen=True)
 class ReviewSources:
     """What the views read: the store's read-only questions (over a read-only connection), the
-    settings of the process serving the page (the vault's path, the user's zone), the renderer.
-    Nothing here can write."""
+    settings of the process serving the page (the vault's path, the user's zone), the renderer; and
+    the one narrow writer, of answers to questions for consent, when the page runs with the bot."""
 
     reader: StoreReader
     settings: Settings
     renderer: Renderer
+    # The page's one write, answering a waiting question (``bot.web.answers``); None where it cannot.
+    answers: Answers | None = None
 
 
 def sources(request: Request) -> ReviewSources:
