@@ -23,9 +23,8 @@ from bot.sign_in_links import SIGN_IN_PATH
 from bot.store import Store, StoreReader
 from bot.web import dead_letters, files, health, notes, questions, runs, sign_in, telegram, timeline, usage
 from bot.web.access import SIGN_OUT_PATH, PageAccess, TokenGate
-from bot.web.answers import Answers
 from bot.web.render import Renderer
-from bot.web.sources import ReviewSources
+from bot.web.sources import AnswerBox, ReviewSources
 
 __all__ = ["build_app", "review_page", "review_token", "routes"]
 
@@ -98,7 +97,7 @@ async def review_page(
     tz: tzinfo | None = None,
     listen: str | None = None,
     clock: Callable[[], float] = time.time,
-    answers: Answers | None = None,
+    answers: AnswerBox | None = None,
 ) -> AsyncIterator[Starlette]:
     """The page over a read-only connection of its own to the store (which must exist), open while
     the block runs. Times are shown in ``tz`` (default: the user's zone); ``listen`` is the address it

@@ -4,15 +4,23 @@ and the views import, so imports go one way (app → views → sources)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from starlette.requests import Request
 
 from bot.settings import Settings
 from bot.store import StoreReader
-from bot.web.answers import Answers
 from bot.web.render import Renderer
 
-__all__ = ["ReviewSources", "sources"]
+__all__ = ["AnswerBox", "ReviewSources", "sources"]
+
+
+class AnswerBox(Protocol):
+    """The page's one write (``bot.web.answers.Answers``): the person's answer to a waiting question."""
+
+    async def answer(self, question: dict[str, Any], choice: Literal["allow", "deny"]) -> None:
+        """Hand ``choice`` for ``question`` (as ``StoreReader.question`` reads it) to the runner."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -25,7 +33,7 @@ class ReviewSources:
     settings: Settings
     renderer: Renderer
     # The page's one write, answering a waiting question (``bot.web.answers``); None where it cannot.
-    answers: Answers | None = None
+    answers: AnswerBox | None = None
 
 
 def sources(request: Request) -> ReviewSources:
