@@ -60,7 +60,7 @@ WAYS: dict[str, Callable[[Attacked, str], Any]] = {
 async def test_orders_that_come_in_this_way_need_a_tap_and_are_carried_out_once_with_it(
     attacked: Attack, way: str
 ) -> None:
-    bot = await attacked()
+    bot = await attacked(mail_trusted=True)  # only the way in brings someone else's words
     WAYS[way](bot, _leak(bot))
     question = await bot.question()
     await bot.settled()
@@ -98,7 +98,7 @@ async def test_the_persons_caption_stays_theirs_and_the_picture_is_labelled(atta
 
 
 async def test_a_forged_answer_from_another_allowed_user_decides_nothing(attacked: Attack) -> None:
-    bot = await attacked(telegram={"allowed_users": [42, 43]})
+    bot = await attacked(mail_trusted=True, telegram={"allowed_users": [42, 43]})
     WAYS["reply to the bot's message"](bot, _leak(bot))
     question = await bot.question()
     message = bot.fake.message(question["chat_id"], question["message_id"])
