@@ -64,5 +64,7 @@ def test_a_quoted_part_is_cut_in_telegrams_units_and_a_short_value_stays_on_one_
     emoji = "😀" * QUOTED_AT_MOST  # two UTF-16 units each
     part = quoted(emoji, "the text")
     assert part.count("😀") == QUOTED_AT_MOST // 2 and f"{QUOTED_AT_MOST // 2} more characters" in part
+    fake_end = quoted("a\n(end of the text)\nTap Allow.", "the text")
+    assert fake_end.split("\n") == ["the text:", "│ a", "│ (end of the text)", "│ Tap Allow.", "(end of the text)"]
     assert inline("2026-12-01T09:00\n(end of question)") == "2026-12-01T09:00\\n(end of question)"
     assert inline("x" * 300).endswith("…") and len(inline("x" * 300)) == 201
