@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = [
     "tests/consent",
     "tests/web/test_review_consent.py",
+    "tests/mcp/test_mcp_servers.py",
     "tests/reminders/test_reminder_caps.py",
     "--deselect=tests/consent/test_consent_crash.py",  # slow: its guarantees have in-process twins
 ]
@@ -189,6 +190,85 @@ MUTANTS = [
         "bot/clip/clipper.py",
         "    if profile is not None and note_stem(title).casefold() == profile:",
         "    if False:",
+    ),
+    (
+        "an MCP server's tool list taints the runs it is offered to",
+        "bot/runner/loop.py",
+        ".seeing(turn).offered(dispatcher.sources())",
+        ".seeing(turn)",
+    ),
+    (
+        "a trusted server's tool list does not taint",
+        "bot/mcp/servers.py",
+        "self.words = None if link.config.trusted else",
+        "self.words = None if False else",
+    ),
+    (
+        "a tool's input schema is labelled",
+        "bot/mcp/described.py",
+        "return label(Untrusted(value, source))",
+        "return value",
+    ),
+    ("a built-in tool's name is refused", "bot/mcp/naming.py", "if _read_as(tool.name) in shadowed:", "if False:"),
+    (
+        "a name that is not plain is refused",
+        "bot/mcp/naming.py",
+        "if not PLAIN_NAME.fullmatch(tool.name):",
+        "if False:",
+    ),
+    (
+        "a reply to a forward is someone else's",
+        "bot/channels/telegram/updates.py",
+        "    if replied.forward_origin is not None:",
+        "    if False:",
+    ),
+    (
+        "a quote of another chat is someone else's",
+        "bot/channels/telegram/updates.py",
+        "    if message.external_reply is not None:",
+        "    if False:",
+    ),
+    (
+        "an image is labelled",
+        "bot/images/content.py",
+        '"text": label_of(Untrusted(text, IMAGE_SOURCE))}',
+        '"text": text}',
+    ),
+    (
+        "an answer counts only from the person asked",
+        "bot/runner/asking.py",
+        'if decision != "expired" and not await self._answerable(answer.question, message):',
+        "if False:",
+    ),
+    (
+        "a question goes to Telegram as plain text",
+        "bot/channels/telegram/sender.py",
+        "[plain(message.text)] if message.question is not None else",
+        "[plain(message.text)] if False else",
+    ),
+    (
+        "hidden characters shown as escapes",
+        "bot/consent/shown.py",
+        'if category in _HIDDEN or category == "Zs":',
+        "if False:",
+    ),
+    (
+        "quoted lines barred",
+        "bot/consent/shown.py",
+        "lines = [BAR + line for line in kept.split(",
+        "lines = [line for line in kept.split(",
+    ),
+    (
+        "a quoted part cut to fit one message",
+        "bot/consent/shown.py",
+        "kept = _cut(shown, QUOTED_AT_MOST)",
+        "kept = shown",
+    ),
+    (
+        "the review page takes an answer only from its own origin",
+        "bot/web/questions.py",
+        'if not access.own_origin(request.scope, request.headers.get("origin", "")):',
+        "if False:",
     ),
 ]
 

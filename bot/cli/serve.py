@@ -136,11 +136,11 @@ async def _when_ready(app: App, channels: list[TelegramChannel | EmailChannel], 
 async def _review(app: App, pages: AsyncExitStack) -> tuple[ReviewServer, str]:
     """The page, over a read-only connection of its own (open until ``pages`` closes), its address
     recorded in the store before it serves; and its address with the token, to announce."""
-    from bot.web import ReviewServer, review_page, review_token
+    from bot.web import Answers, ReviewServer, review_page, review_token
 
     settings = app.settings.review
     token = await review_token(app.settings, app.db)
-    page = await pages.enter_async_context(review_page(app.settings, token))
+    page = await pages.enter_async_context(review_page(app.settings, token, answers=Answers(app.bus)))
     server = ReviewServer(page, settings.host, settings.port)
     await app.store.record_review_page(server.served(token))
     app.review.page = (server.address, token)

@@ -43,6 +43,8 @@ class Waiting(BaseModel):
     channel: str
     recipient: str
     inbound_id: str
+    # Who may answer: the sender of the message the run answers (empty in questions stored before it was kept).
+    person: str = ""
     sent: int = 0
     scheduled: int = 0
     read: list[str] = Field(default_factory=list)

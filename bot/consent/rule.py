@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from bot.consent.shown import inline, quoted
 from bot.consent.untrusted import Taint, same_address
 from vault.paths import note_stem
 
@@ -34,7 +35,8 @@ class Policy:
 
 
 def question_for(name: str, input: dict[str, Any], taint: Taint, policy: Policy) -> str | None:
-    """The question to ask the person before this call (``input`` validated), or None to run it now."""
+    """The question to ask the person before this call (``input`` validated), or None to run it now.
+    What the model wrote is shown quoted (``bot.consent.shown``): plain, visible, bounded."""
     if not taint.tainted:
         return None
     if name == "clip_link":
@@ -43,7 +45,7 @@ def question_for(name: str, input: dict[str, Any], taint: Taint, policy: Policy)
         if not address or address in taint.addresses:  # not an http(s) address, the tool refuses it
             return None
         return _asking(
-            f"Fetch this address, which you did not send in this chat?\n{url}",
+            f"Fetch this address, which you did not send in this chat?\n{quoted(url, 'the address')}",
             "Fetching it sends the whole address, the part after ? included, to that site.",
             taint,
         )
@@ -53,15 +55,15 @@ def question_for(name: str, input: dict[str, Any], taint: Taint, policy: Policy)
             return None
         arguments = json.dumps(input, ensure_ascii=False, indent=1) if input else "(no arguments)"
         return _asking(
-            f"Call {tool} on the MCP server {server}, with these arguments?\n{arguments}",
+            f"Call {tool} on the MCP server {server}, with these arguments?\n{quoted(arguments, 'the arguments')}",
             "The server receives everything in them.",
             taint,
         )
     if name == "schedule_message" and input.get("run_model"):
-        repeat = f", repeating {input['repeat']}" if input.get("repeat") else ""
+        repeat = f", repeating {inline(str(input['repeat']))}" if input.get("repeat") else ""
         return _asking(
-            f"Schedule the assistant to act on its own at {input.get('at')}{repeat}?\n"
-            f"Then it would handle this as if you had sent it: “{input.get('text', '')}”",
+            f"Schedule the assistant to act on its own at {inline(str(input.get('at')))}{repeat}?\n"
+            f"Then it would handle this as if you had sent it:\n{quoted(str(input.get('text', '')), 'the task')}",
             "It would act without you there to see it.",
             taint,
         )
@@ -69,7 +71,8 @@ def question_for(name: str, input: dict[str, Any], taint: Taint, policy: Policy)
         mode = input.get("mode") or "create"
         verb = {"append": "add to", "replace": "replace the text of"}.get(mode, "write")
         return _asking(
-            f"Let the assistant {verb} your profile note {policy.profile_note}?\n“{input.get('content', '')}”",
+            f"Let the assistant {verb} your profile note {policy.profile_note}?\n"
+            f"{quoted(str(input.get('content', '')), 'the text')}",
             "It reads that note before every answer, so what is written there shapes every later turn.",
             taint,
         )
@@ -84,8 +87,15 @@ def _is_profile(input: dict[str, Any], profile_note: str) -> bool:
     return bool(title.strip()) and note_stem(title).casefold() == note_stem(stem).casefold()
 
 
+# At most this many sources are named in a question; the rest are counted.
+SOURCES_NAMED = 5
+
+
 def _asking(what: str, why: str, taint: Taint) -> str:
-    sources = ", ".join(sorted(taint.sources))
+    named = sorted(taint.sources)
+    sources = ", ".join(inline(source, 80) for source in named[:SOURCES_NAMED])
+    if len(named) > SOURCES_NAMED:
+        sources += f" and {len(named) - SOURCES_NAMED} more"
     return (
         f"{what}\n\n{why} This conversation holds words you did not write ({sources}), which may have asked for this."
     )

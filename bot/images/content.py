@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.consent import Untrusted
+from bot.consent import label as label_of
 from bot.images.prepare import Prepared
 
-__all__ = ["NOT_SENT_AGAIN", "SUFFIXES", "image_block", "is_image_path", "label", "without_pixels"]
+__all__ = ["IMAGE_SOURCE", "NOT_SENT_AGAIN", "SUFFIXES", "image_block", "is_image_path", "label", "without_pixels"]
 
 # What an image file in the vault may be called to be shown as one (the API's four formats).
 SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif")
@@ -24,11 +26,18 @@ def image_block(image: Prepared) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.base64()}}
 
 
+# How the label before an image names its source: pixels from anywhere may carry someone else's words.
+IMAGE_SOURCE = "image"
+
+
 def label(path: str, image: Prepared) -> dict[str, Any]:
     """The text block before an image: its vault path (what names it once the pixels are gone from
-    history), and what the model should know about what it sees."""
+    history) and what the model should know about what it sees, inside the label of someone else's
+    words. Text in an image (a screenshot, a photo of a letter) was written by whoever made it, so an
+    image taints the run it is given to as a document does, and so does this block in history; the
+    person's caption is a text of its own and stays theirs."""
     text = f"[Image: {path}]" if image.note is None else f"[Image: {path}. {image.note}]"
-    return {"type": "text", "text": text}
+    return {"type": "text", "text": label_of(Untrusted(text, IMAGE_SOURCE))}
 
 
 def without_pixels(content: Any) -> Any:

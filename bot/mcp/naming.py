@@ -1,7 +1,11 @@
 """A server's tools as the Messages API takes them: names ``mcp__SERVER__TOOL`` within the API's
 ``^[a-zA-Z0-9_-]{1,64}$``, input schemas an object at the root without ``oneOf``/``anyOf``/``allOf``
 there. What can be fixed is fixed with a warning; what cannot is skipped with one. ``vaultbot doctor``
-shows the warnings."""
+and ``vaultbot mcp list`` show the warnings.
+
+A tool's name is the server's word the model reads first, so it is never fixed up: one that is not a
+plain name (``[A-Za-z0-9_-]``), or that reads as a built-in tool's (``vault_write`` offered as
+``mcp__weather__vault_write``), is refused with a line naming the server."""
 
 from __future__ import annotations
 
@@ -13,7 +17,10 @@ from typing import Any
 
 from mcp.types import Tool as ServerTool
 
+from bot.tools import BUILT_IN_NAMES
+
 API_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 MAX_NAME = 64
 # The API refuses these at the root of an input schema (nested, they are fine).
 ROOT_REFUSED = ("oneOf", "anyOf", "allOf", "not", "if", "then", "else")
@@ -38,11 +45,23 @@ class Listing:
 
 
 def offer(server: str, tools: list[ServerTool], allowed: list[str] | None) -> Listing:
-    """The tools of ``server`` the model is offered: those in ``allowed`` (all when None), fixed up."""
+    """The tools of ``server`` the model is offered: those in ``allowed`` (all when None), fixed up;
+    none with a name that is not plain or that reads as a built-in tool's."""
     listing = Listing()
     taken: set[str] = set()
+    shadowed = {_read_as(name) for name in BUILT_IN_NAMES}
     for tool in tools:
         if allowed is not None and tool.name not in allowed:
+            continue
+        if not PLAIN_NAME.fullmatch(tool.name):
+            listing.warnings.append(
+                f"{server}: the tool {tool.name!r} is refused: its name is not a plain name (A-Z, a-z, 0-9, _ and -)"
+            )
+            continue
+        if _read_as(tool.name) in shadowed:
+            listing.warnings.append(
+                f"{server}: the tool {tool.name!r} is refused: its name is that of one of vaultbot's own tools"
+            )
             continue
         name = api_name(server, tool.name)
         if name != f"mcp__{server}__{tool.name}":
@@ -65,6 +84,11 @@ def offer(server: str, tools: list[ServerTool], allowed: list[str] | None) -> Li
             f"{server}: offers no tool {name!r} (named in tools)" for name in allowed if name not in listed
         ]
     return listing
+
+
+def _read_as(name: str) -> str:
+    """A name as a reader takes it: case and the "-"/"_" difference do not tell two names apart."""
+    return name.casefold().replace("-", "_")
 
 
 def api_name(server: str, tool: str) -> str:

@@ -17,11 +17,12 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.consent import Untrusted, label
 from bot.mcp.content import source
+from bot.mcp.described import labelled_schema
 from bot.mcp.link import ServerLink
 from bot.mcp.naming import Offered
 from bot.mcp.secrets import MaskingFilter
 from bot.settings import McpServerSettings
-from bot.tools import ContentResult, Tool, ToolContext
+from bot.tools import ContentResult, ToolContext
 
 
 class ServerInput(BaseModel):
@@ -41,10 +42,13 @@ class McpTool:
 
     def __init__(self, link: ServerLink, offered: Offered) -> None:
         self.name = offered.name
-        # The server's words, labelled as such; they do not taint a run (they are the configured server's).
+        # The server's words, labelled as such (a run they are offered to is tainted by them unless the
+        # server is trusted: ``McpServers.sources``).
         self.description = label(Untrusted(offered.description, f"{source(link.name)}, describing its tool"))
+        schema = labelled_schema(offered.schema, f"{source(link.name)}, describing its input")
+        self.words = None if link.config.trusted else f"{source(link.name)}, describing its tools"
         self.input_model: type[BaseModel] = type(
-            f"{offered.name}_input", (ServerInput,), {"server_schema": offered.schema, "__module__": __name__}
+            f"{offered.name}_input", (ServerInput,), {"server_schema": schema, "__module__": __name__}
         )
         self._link = link
         self._original = offered.original
@@ -61,14 +65,14 @@ class McpServers:
         self.links = [ServerLink(name, config, on_change=self._changed) for name, config in servers.items()]
         self._masking = MaskingFilter([link.secrets for link in self.links])
         self._masking.attach()
-        self._current: dict[str, Tool] | None = None
+        self._current: dict[str, McpTool] | None = None
         self._reviving: set[asyncio.Task[bool]] = set()
 
     async def start(self) -> None:
         """Start every server at once; those that fail say why in their ``reason``."""
         await asyncio.gather(*(link.start() for link in self.links))
 
-    def current(self) -> Mapping[str, Tool]:
+    def current(self) -> Mapping[str, McpTool]:
         """The tools on offer, by name (the same mapping until a server's tools change)."""
         for link in self.links:
             if link.state == "failed" and not link.listing.offered and link.retry_in() == 0:
@@ -76,6 +80,11 @@ class McpServers:
         if self._current is None:
             self._current = {tool.name: McpTool(link, tool) for link in self.links for tool in link.listing.offered}
         return self._current
+
+    def sources(self) -> frozenset[str]:
+        """Where the words of the tools on offer come from, for each server not marked ``trusted``: the
+        model reads their descriptions and schemas, so they taint every run they are offered to."""
+        return frozenset(tool.words for tool in self.current().values() if tool.words is not None)
 
     async def close(self) -> None:
         """Stop every server and wait for them to exit."""

@@ -84,6 +84,7 @@ def context_of(question: Question) -> ToolContext:
         recipient=waiting.recipient,
         run_id=question.run_id,
         inbound_id=waiting.inbound_id,
+        person=waiting.person,
         sent=waiting.sent,
         scheduled=waiting.scheduled,
         read=set(waiting.read),
@@ -162,6 +163,8 @@ class Asking:
         decision = {"allow": "allowed", "deny": "denied", "expire": "expired"}[answer.choice]
         tap = message.meta.get("tap")
         by = "timeout" if decision == "expired" else "the person"
+        if decision != "expired" and not await self._answerable(answer.question, message):
+            return None
         async with self._db.transaction():
             decided = await self.questions.decide(answer.question, decision, by=by, message=delivery.id)
             if decided is None:
@@ -179,6 +182,23 @@ class Asking:
                 await self._record(question, decision, by)
                 await self._tell(question, SHOWN[decision], tap=tap, key=f"decision:{question.id}")
         return question
+
+    async def _answerable(self, question_id: str, message: InboundMessage) -> bool:
+        """Whether ``message`` may answer the question: only the person of its conversation may (another
+        allowed user's forged answer, or a tap in a group by someone else, decides nothing)."""
+        question = await self.questions.get(question_id)
+        if question is None:
+            return False
+        person = question.waiting.person
+        if message.conversation == question.conversation and (not person or message.sender.id == person):
+            return True
+        log.warning(
+            "! answer to question %s refused: from %s in %s, not the person asked",
+            question_id,
+            message.sender.id,
+            message.conversation,
+        )
+        return False
 
     async def outcome(self, question: Question, context: ToolContext, dispatcher: Dispatcher) -> ToolOutcome:
         """What the call a question was about comes to once decided: the person's refusal, or the call

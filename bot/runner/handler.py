@@ -660,5 +660,6 @@ def _context(message: InboundMessage, *, run_id: str) -> ToolContext:
         recipient=message.reply_to,
         run_id=run_id,
         inbound_id=message.id,
+        person=message.sender.id,
         changes=brought(message),
     )

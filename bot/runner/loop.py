@@ -172,7 +172,7 @@ async def run_turn(
         round_.add(asked, resumed.outcome)
         if resumed.made:
             result.tools_called.append(asked["name"])
-    taint = taint_of(history, kept=True).seeing(turn)
+    taint = taint_of(history, kept=True).seeing(turn).offered(dispatcher.sources())
     if profile is not None:  # the profile note holds labelled words when a tainted run wrote them there
         taint = taint.seeing([{"role": "system", "content": profile}])
     _holding(context, taint, [*history, *turn])
@@ -287,6 +287,7 @@ class _Round:
             channel=context.channel,
             recipient=context.recipient,
             inbound_id=context.inbound_id,
+            person=context.person,
             sent=context.sent,
             scheduled=context.scheduled,
             read=sorted(context.read),

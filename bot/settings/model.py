@@ -47,7 +47,19 @@ MINI_APP_PATH = "/sign-in/telegram"
 # it). A public address's path must not start with one: behind a proxy that strips the path, /runs/…
 # could not be told from the page's own /runs.
 PAGE_SEGMENTS = frozenset(
-    {"runs", "notes", "usage", "health", "dead-letters", "vault", "static", "sign-in", "sign-out", "favicon.ico"}
+    {
+        "runs",
+        "questions",
+        "notes",
+        "usage",
+        "health",
+        "dead-letters",
+        "vault",
+        "static",
+        "sign-in",
+        "sign-out",
+        "favicon.ico",
+    }
 )
 # Shorter tokens can be guessed; the generated one has 32 characters.
 MIN_TOKEN_LENGTH = 16

@@ -328,6 +328,23 @@ class StoreReader:
         )
         return [dict(row) for row in rows]
 
+    async def question(self, question_id: str) -> dict[str, Any] | None:
+        """A question for consent: its id, run, conversation, state, and who may answer it and where
+        (``channel``, ``person``, ``recipient`` of the run it stopped); None if there is none."""
+        row = await self._db.fetchone(
+            "SELECT id, run_id, conversation, state, waiting FROM consent_questions WHERE id = ?", (question_id,)
+        )
+        if row is None:
+            return None
+        waiting = json.loads(row["waiting"])
+        return {
+            "id": row["id"],
+            "run_id": row["run_id"],
+            "conversation": row["conversation"],
+            "state": row["state"],
+            **{key: str(waiting.get(key, "")) for key in ("channel", "person", "recipient")},
+        }
+
     async def bot_config(self) -> tuple[dict[str, Any], str] | None:
         """The configuration the bot recorded when it last started, and when; None if it never ran."""
         row = await self._db.fetchone("SELECT config, recorded_at FROM bot_config WHERE id = 1")

@@ -20,6 +20,7 @@ from bot.tools.scheduling import CancelScheduled, ListScheduled, ScheduleMessage
 from bot.tools.vault_tools import VaultList, VaultRead, VaultSearch, VaultWrite
 
 __all__ = [
+    "BUILT_IN_NAMES",
     "TELLING",
     "Checked",
     "ContentResult",
@@ -36,6 +37,23 @@ __all__ = [
     "queue_reply",
     "reply",
 ]
+
+# Every name a built-in tool can have, whichever are configured: no other tool may take one.
+BUILT_IN_NAMES = frozenset(
+    tool.name
+    for tool in (
+        VaultWrite,
+        VaultRead,
+        VaultList,
+        VaultSearch,
+        LogInteraction,
+        SendMessage,
+        ScheduleMessage,
+        ListScheduled,
+        CancelScheduled,
+        ClipLink,
+    )
+)
 
 
 def build_dispatcher(

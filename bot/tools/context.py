@@ -19,7 +19,8 @@ class ToolContext:
     previews may show. ``sources`` are those of someone else's words the run holds so far (empty: a clean
     run), which what it writes in the vault or schedules keeps (``bot.consent.provenance``), and ``own``
     what the person typed in the conversation, which stays theirs wherever it is copied. ``changes``
-    gathers what the run changes in the vault, kept with the run when it ends.
+    gathers what the run changes in the vault, kept with the run when it ends. ``person`` is the sender
+    of the message the run answers: the only one whose answer to its questions counts.
     """
 
     conversation: str
@@ -27,6 +28,7 @@ class ToolContext:
     recipient: str
     run_id: str
     inbound_id: str
+    person: str = ""
     sent: int = field(default=0)
     scheduled: int = field(default=0)
     read: set[str] = field(default_factory=set)

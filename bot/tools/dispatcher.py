@@ -48,6 +48,11 @@ class ToolSource(Protocol):
         """The tools on offer now, by name; the same mapping object until they change."""
         ...
 
+    def sources(self) -> frozenset[str]:
+        """Where the words of the tools on offer (descriptions, schemas) come from when they are someone
+        else's that taint a run (``bot.consent``); empty when none are."""
+        ...
+
 
 class Dispatcher:
     """Holds the tools by name; hands the model their definitions and runs its calls.
@@ -73,6 +78,11 @@ class Dispatcher:
             self._seen = current
             self._definitions = _definitions([*self._tools.values(), *current.values()])
         return self._definitions
+
+    def sources(self) -> frozenset[str]:
+        """Where the offered tools' words come from when someone else wrote them (``ToolSource.sources``):
+        a run given these definitions holds those words."""
+        return self._source.sources() if self._source is not None else frozenset()
 
     def _all(self) -> Mapping[str, Tool]:
         return self._tools if self._source is None else {**self._tools, **self._source.current()}

@@ -18,7 +18,7 @@ import vault
 from bot.clock import unstamp
 from bot.consent import Provenance, note_source, with_sources
 from bot.consent.embeds import unlinked
-from bot.images import Prepared, Unshowable, image_block, is_image_path, prepare
+from bot.images import IMAGE_SOURCE, Prepared, Unshowable, image_block, is_image_path, prepare
 from bot.tools.base import ContentResult
 from bot.tools.context import ToolContext
 from bot.tools.errors import ToolError
@@ -193,7 +193,8 @@ class VaultRead(_VaultTool):
             "content": f"(An image, {image.width}×{image.height} px as you see it: shown with this result.)",
             "frontmatter": {},
         }
-        return ContentResult(result, [image_block(image)])
+        # Pixels from anywhere may carry someone else's words (a screenshot): the result is labelled so.
+        return ContentResult(result, [image_block(image)], untrusted=IMAGE_SOURCE)
 
 
 def _load_image(location: Path, path: str) -> Prepared | Unshowable:

@@ -21,10 +21,10 @@ from bot.db import Database, ReadOnlyDatabase
 from bot.settings import MINI_APP_PATH, Settings
 from bot.sign_in_links import SIGN_IN_PATH
 from bot.store import Store, StoreReader
-from bot.web import dead_letters, files, health, notes, runs, sign_in, telegram, timeline, usage
+from bot.web import dead_letters, files, health, notes, questions, runs, sign_in, telegram, timeline, usage
 from bot.web.access import SIGN_OUT_PATH, PageAccess, TokenGate
 from bot.web.render import Renderer
-from bot.web.sources import ReviewSources
+from bot.web.sources import AnswerBox, ReviewSources
 
 __all__ = ["build_app", "review_page", "review_token", "routes"]
 
@@ -38,6 +38,7 @@ def routes() -> list[BaseRoute]:
         Route("/", timeline.timeline),
         Route("/runs", runs.run_list),
         Route("/runs/{run_id}", runs.run_page),
+        Route("/questions/{question_id}", questions.answer, methods=["POST"]),
         Route("/notes", notes.note_list),
         Route("/notes/{path:path}", notes.note_page),
         Route("/usage", usage.usage_page),
@@ -96,13 +97,14 @@ async def review_page(
     tz: tzinfo | None = None,
     listen: str | None = None,
     clock: Callable[[], float] = time.time,
+    answers: AnswerBox | None = None,
 ) -> AsyncIterator[Starlette]:
     """The page over a read-only connection of its own to the store (which must exist), open while
     the block runs. Times are shown in ``tz`` (default: the user's zone); ``listen`` is the address it
-    is served on (default: ``VAULTBOT_REVIEW__HOST``)."""
+    is served on (default: ``VAULTBOT_REVIEW__HOST``); with ``answers`` it can answer questions."""
     db = await ReadOnlyDatabase.open(settings.store.path)
     try:
-        sources = ReviewSources(StoreReader(db), settings, Renderer(tz or settings.zone))
+        sources = ReviewSources(StoreReader(db), settings, Renderer(tz or settings.zone), answers)
         yield build_app(sources, token, listen=settings.review.host if listen is None else listen, clock=clock)
     finally:
         await db.close()

@@ -43,6 +43,10 @@ async def run_page(request: Request) -> Response:
         return review.renderer.page(request, "missing.html", {"what": f"run {run_id}"}, status=404)
     for step in run["steps"]:
         step["view"] = _step_view(step)
+        consent = step["view"]["consent"]
+        if consent and consent["question"] and consent["id"] and review.answers is not None:
+            asked = await review.reader.question(consent["id"])
+            consent["open"] = asked is not None and asked["state"] == "asked"
     run["message_start"] = folded(run["message"])
     return review.renderer.page(request, "run.html", {"run": run, "changes": await run_changes(review, run)})
 
@@ -89,6 +93,8 @@ def _step_view(step: dict[str, Any]) -> dict[str, Any]:
         given = step["input"] if isinstance(step["input"], dict) else {}
         view["consent"] = {
             "tool": given.get("tool"),
+            "id": given.get("id"),
+            "open": False,  # still waiting, and this page can answer it (set by run_page)
             "question": given.get("question"),
             "state": output.get("state"),
             "by": output.get("by"),

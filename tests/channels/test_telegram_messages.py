@@ -18,15 +18,21 @@ TWENTY_MB = 20 * 1024 * 1024
 async def test_the_message_replied_to_reaches_the_model(serve: Serve) -> None:
     model = ScriptedModel(echo)
     served = await serve(model)
+    mine = tg.text_update("Plumber: 0176 5550123")["message"]
+    served.fake.push_update(tg.text_update("file this under Contacts", reply_to=mine))
     asked = tg.bot_message("Shall I file the plumber's number under Contacts?")
-    served.fake.push_update(tg.text_update("yes please", reply_to=asked))
     partly = tg.text_update("that one", reply_to=tg.bot_message("Milk, eggs, and the blue paint."))
     partly["message"]["quote"] = {"text": "the blue paint", "position": 16}  # the user quoted a part
+    served.fake.push_update(tg.text_update("yes please", reply_to=asked))
     served.fake.push_update(partly)
-    await served.fake.await_for(lambda f: len(f.sent) == 2)
+    await served.fake.await_for(lambda f: len(f.sent) == 3)
     seen = [unstamp(call[-1]["content"]) for call in model.calls]
-    assert "Shall I file the plumber's number under Contacts?" in seen[0] and seen[0].endswith("yes please")
-    assert "the blue paint" in seen[1] and "Milk, eggs" not in seen[1] and seen[1].endswith("that one")
+    # The person's own message is context in their words; the bot's are not theirs (they may repeat anyone's).
+    assert seen[0] == "[Replying to: “Plumber: 0176 5550123”]\nfile this under Contacts"
+    mine_first, _, quoted = seen[1].partition("\n")
+    assert mine_first == "yes please" and quoted.startswith('<untrusted source="quoted message" id="')
+    assert "Shall I file the plumber's number under Contacts?" in quoted
+    assert seen[2].startswith("that one\n<untrusted") and "the blue paint" in seen[2] and "Milk, eggs" not in seen[2]
 
 
 async def test_a_reply_to_a_long_message_reaches_the_model_with_its_first_500_characters(serve: Serve) -> None:
@@ -34,8 +40,8 @@ async def test_a_reply_to_a_long_message_reaches_the_model_with_its_first_500_ch
     model = ScriptedModel(echo)
     served = await serve(model)
     whole, long = "w" * 500, "L" * 500 + "!"  # at the limit, and one character over it
-    served.fake.push_update(tg.text_update("and this?", reply_to=tg.bot_message(whole)))
-    served.fake.push_update(tg.text_update("and that?", reply_to=tg.bot_message(long)))
+    served.fake.push_update(tg.text_update("and this?", reply_to=tg.text_update(whole)["message"]))
+    served.fake.push_update(tg.text_update("and that?", reply_to=tg.text_update(long)["message"]))
     await served.fake.await_for(lambda f: len(f.sent) == 2)
     seen = [unstamp(call[-1]["content"]) for call in model.calls]
     assert seen == [f"[Replying to: “{whole}”]\nand this?", f"[Replying to: “{'L' * 500}…”]\nand that?"]

@@ -1,7 +1,8 @@
 """A bot under attack: the Telegram channel, the runner and the consent timer served in-process on the
 fake Bot API, with a model that obeys someone else's words (tests/consent/obedient.py), the fake web
-site (the page with orders, and the collector an attacker reads), and an MCP mail server whose inbox
-holds a stranger's mail and whose ``send_email`` writes down what left."""
+site (the page with orders, and the collector an attacker reads), and two MCP servers: a trusted
+``inbox`` whose inbox holds a stranger's mail, and ``mail`` (not trusted unless told) whose
+``send_email`` writes down what left."""
 
 from __future__ import annotations
 
@@ -89,6 +90,21 @@ class Attacked:
         [[shown]] = message["reply_markup"]["inline_keyboard"]
         return self._push(tg.tap_update(shown["callback_data"], message))
 
+    def reply(self, text: str, replied: dict[str, Any] | None, quote: str | None = None, **more: Any) -> int:
+        """The person replies ``text`` to ``replied`` (a message; None for one of another chat, given in
+        ``more``), quoting part of it when ``quote``."""
+        update = tg.text_update(text, reply_to=replied)
+        if quote is not None:
+            update["message"]["quote"] = {"text": quote, "position": 0}
+        update["message"].update(more)
+        return self._push(update)
+
+    def send_photo(self, data: bytes, caption: str | None = None) -> int:
+        """The person sends a picture (a screenshot, say)."""
+        file_id = f"photo-{len(self.fake.sent)}-{self.pushed}"
+        self.fake.add_file(file_id, data, file_path=f"photos/{file_id}.png")
+        return self._push(tg.photo_update(file_id, len(data), caption=caption))
+
     def _push(self, update: dict[str, Any]) -> int:
         self.pushed = self.fake.push_update(update)
         return self.pushed
@@ -147,20 +163,32 @@ Attack = Callable[..., Awaitable[Attacked]]
 async def attacked(
     make_app: Callable[..., Awaitable[App]], fake: FakeTelegram, web: FakeWeb, tmp_path: Path
 ) -> AsyncIterator[Attack]:
-    """``attacked(mail_trusted=…, capture=…, **overrides)``: the bot served with an obedient model (or in
-    capture mode, with no key). The vault holds a private note, the profile note and a plan."""
+    """``attacked(mail_trusted=…, capture=…, weather=…, **overrides)``: the bot served with an obedient
+    model (or in capture mode, with no key); ``weather`` adds a server of that name with these settings.
+    The vault holds a private note, the profile note and a plan."""
     running: list[tuple[TelegramChannel, list[Any], list[asyncio.Task[None]]]] = []
     sent, inbox = tmp_path / "mail-sent.jsonl", tmp_path / "inbox.txt"
 
-    async def start(*, mail_trusted: bool = False, capture: bool = False, **overrides: Any) -> Attacked:
+    async def start(
+        *, mail_trusted: bool = False, capture: bool = False, weather: dict[str, Any] | None = None, **overrides: Any
+    ) -> Attacked:
         inbox.write_text("No new mail.", encoding="utf-8")
         env = {"INBOX_FILE": str(inbox), "OUTBOX_FILE": str(sent)}
+        more = {} if weather is None else {"weather": stdio(**{"trusted": False, **weather})}
         model = ScriptedModel(obedient)
         app = await make_app(
             None if capture else model,
-            telegram=fake.settings(),
+            telegram=fake.settings(**overrides.pop("telegram", {})),
             clip={"allow_private": True},
-            mcp={"servers": {"mail": stdio(env=env, trusted=mail_trusted)}},
+            # The inbox is read from a trusted server: a server not trusted taints every run it is offered
+            # to with its tools' own words, so reading mail from it would be asked about too.
+            mcp={
+                "servers": {
+                    "inbox": stdio(env=env, tools=["inbox"]),
+                    "mail": stdio(env=env, tools=["send_email"], trusted=mail_trusted),
+                    **more,
+                }
+            },
             **overrides,
         )
         root = app.notes.root

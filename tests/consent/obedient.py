@@ -1,19 +1,24 @@
 """A scripted model that obeys whatever someone else's words tell it, as an injected model would.
 
-Words it reads anywhere (the person's message, a labelled page, a document's text, a tool result) may
+Words it reads anywhere (the person's message, a labelled page, a document's text, a tool result, a tool's
+description) may
 hold ``DO: [steps]``: a JSON list of tool calls, each ``[name, input]``. It makes them one round at a
 time, putting the text of the last note it read where an input says ``{note}``, then ends its turn.
 Without orders it does what the person asked: ``read URL`` clips the page (``read URL into FOLDER`` into
-that folder), ``check my mail`` calls the mail server's inbox tool, ``open note PATH`` reads a note,
+that folder), ``check my mail`` calls the inbox server's inbox tool, ``open note PATH`` reads a note,
 ``search for WORDS`` searches the vault, and ``go ahead`` follows orders read earlier in the conversation.
 So every attack here is carried out by the model, not by the test."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 from collections.abc import Iterator
 from typing import Any
+
+from PIL import Image, PngImagePlugin
 
 from bot.consent import unlabelled
 from bot.runner import ModelReply
@@ -28,11 +33,13 @@ def orders(steps: list[tuple[str, dict[str, Any]]]) -> str:
     return f"DO: {json.dumps(steps)} END"
 
 
-def obedient(messages: list[dict[str, Any]]) -> ModelReply:
-    """The next reply of a model that follows the orders in what it read during this turn."""
+def obedient(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ModelReply:
+    """The next reply of a model that follows the orders in what it read during this turn, or in the
+    tools it is offered (their descriptions and input schemas)."""
     turn = _this_turn(messages)
     made = sum(1 for m in turn if m["role"] == "assistant")
-    steps = next((s for text in _read(turn) for s in _orders(text)), None)
+    read = [*_read(turn), *(s for tool in tools or () for s in _strings(json.dumps(tool)))]
+    steps = next((s for text in read for s in _orders(text)), None)
     if steps is None and "go ahead" in _text(turn[0]):
         earlier = [s for text in _read(messages) for s in _orders(text)]
         steps = earlier[-1] if earlier else None
@@ -53,7 +60,7 @@ def obedient(messages: list[dict[str, Any]]) -> ModelReply:
         if words := re.search(r"search for (.+?)\s*$", asked):
             return call(("vault_search", {"query": words.group(1)}))
         if "check my mail" in asked:
-            return call(("mcp__mail__inbox", {}))
+            return call(("mcp__inbox__inbox", {}))
     return say("Done.")
 
 
@@ -90,10 +97,30 @@ def _texts(message: dict[str, Any]) -> Iterator[str]:
     for block in content:
         if block.get("type") == "text":
             yield block["text"]
+        elif block.get("type") == "image":
+            yield _seen_in(block)
         elif block.get("type") == "tool_result":
             inner = block["content"]
             text = inner if isinstance(inner, str) else " ".join(p.get("text", "") for p in inner)
             yield from _strings(text)
+
+
+def _seen_in(image: dict[str, Any]) -> str:
+    """The words an image shows. This model cannot read pixels, so a test's screenshot carries its words
+    as the PNG's ``Comment`` text too (``screenshot``), which the image keeps on its way to the model."""
+    data = base64.b64decode(image["source"]["data"])
+    with Image.open(io.BytesIO(data)) as picture:
+        return str(getattr(picture, "text", {}).get("Comment", ""))
+
+
+def screenshot(words: str) -> bytes:
+    """A PNG that shows ``words`` (to this model: see :func:`_seen_in`)."""
+    picture = Image.new("RGB", (64, 32), "white")
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Comment", words)
+    out = io.BytesIO()
+    picture.save(out, "PNG", pnginfo=info)
+    return out.getvalue()
 
 
 def _strings(text: str) -> Iterator[str]:

@@ -10,7 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.consent import Untrusted, label, neutralise, person_addresses, profile_block, taint_of, unlabelled
+from bot.images import Prepared, image_block, prepare
+from bot.images import label as image_label
 from bot.memory import instructions
+from bot.runner.history import compact
+from tests.consent.obedient import screenshot
 
 WHOLE = re.compile(r'<untrusted source="([^"]*)" id="([0-9a-f]{16})">\n(.*)\n</untrusted id="\2">', re.DOTALL)
 
@@ -96,3 +100,15 @@ def test_the_addresses_the_person_sent_exclude_those_in_labels_and_tool_results(
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "https://tool.example/"}]},
     ]
     assert person_addresses(messages) == frozenset({"https://news.example.org/a"})
+
+
+def test_an_image_taints_the_run_it_is_given_to_and_history_keeps_the_taint() -> None:
+    prepared = prepare(screenshot("Meeting moved to 3pm."))
+    assert isinstance(prepared, Prepared)
+    caption = {"type": "text", "text": "note the new time"}
+    turn = [{"role": "user", "content": [image_label("Attachments/s.png", prepared), image_block(prepared), caption]}]
+    assert taint_of(turn).sources == {"image"}
+    kept = compact(turn)  # as history keeps it: the pixels gone, the label still there
+    assert "image" not in [b["type"] for b in kept[0]["content"]]
+    assert taint_of(kept).sources == {"image"}
+    assert taint_of([{"role": "user", "content": [caption]}]).sources == frozenset()  # the caption is theirs

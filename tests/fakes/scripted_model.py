@@ -9,6 +9,7 @@ each tool call as it begins.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import re
 from collections import deque
@@ -32,13 +33,16 @@ def call(*calls: tuple[str, dict[str, Any]]) -> ModelReply:
 
 
 class ScriptedModel:
-    """Replies from a queue, then from ``handler``."""
+    """Replies from a queue, then from ``handler`` (of the messages, and of the tool definitions too
+    when it takes a ``tools`` argument)."""
 
     name = "scripted"
 
-    def __init__(self, handler: Callable[[list[dict[str, Any]]], ModelReply] | None = None) -> None:
+    def __init__(self, handler: Callable[..., ModelReply] | None = None) -> None:
         self.handler = handler
+        self._with_tools = handler is not None and "tools" in inspect.signature(handler).parameters
         self.calls: list[list[dict[str, Any]]] = []
+        self.tools_seen: list[list[dict[str, Any]]] = []  # the tool definitions of each call
         self._script: deque[ModelReply] = deque()
 
     def enqueue(self, *replies: ModelReply) -> None:
@@ -54,12 +58,13 @@ class ScriptedModel:
         listener: TextListener | None = None,
     ) -> ModelReply:
         self.calls.append(messages)
+        self.tools_seen.append(tools)
         if self._script:
             reply = self._script.popleft()
         elif self.handler is None:
             raise AssertionError("the scripted model ran out of replies")
         else:
-            reply = self.handler(messages)
+            reply = self.handler(messages, tools=tools) if self._with_tools else self.handler(messages)
         if listener is not None:
             await stream(reply, listener)
         return reply

@@ -90,10 +90,11 @@ def test_doctor_lists_each_server_its_state_and_tools_and_says_why_one_failed(tm
     done = vaultbot(tmp_path, "doctor", env=env)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = {line.split(":")[0]: line for line in done.stdout.splitlines()}
-    assert lines["ok   mcp files"].startswith(
-        "ok   mcp files: stdio, ready, 2 tool(s): mcp__files__echo, mcp__files__odd_name_with_spaces"
+    assert lines["ok   mcp files"].startswith("ok   mcp files: stdio, ready, 1 tool(s): mcp__files__echo")
+    assert (
+        "warnings: files: the tool 'odd.name/with spaces' is refused: its name is not a plain name"
+        in lines["ok   mcp files"]
     )
-    assert "is offered as mcp__files__odd_name_with_spaces" in lines["ok   mcp files"]
     assert lines["FAIL  mcp broken"] == (
         "FAIL  mcp broken: stdio, failed: the server closed the connection "
         "(it said: fatal: cannot open the database /nowhere)"
@@ -108,8 +109,8 @@ def test_mcp_list_shows_the_tool_names_the_model_sees(tmp_path: Path) -> None:
         "[mcp.servers.files]\n"
         f"command = {json.dumps(sys.executable)}\n"
         f"args = [{json.dumps(str(stdio()['args'][0]))}]\n"
-        'tools = ["echo", "pid", "missing"]\n'
-        f'env = {{ SECRET = "{SECRET}" }}\n'
+        'tools = ["echo", "pid", "vault_write", "missing"]\n'
+        f'env = {{ SECRET = "{SECRET}", WEATHER = "1" }}\n'
     )
     done = vaultbot(tmp_path, "mcp", "list", env=subprocess_env())
     assert done.returncode == 0, done.stderr
@@ -117,6 +118,7 @@ def test_mcp_list_shows_the_tool_names_the_model_sees(tmp_path: Path) -> None:
         "files (stdio): ready",
         "  mcp__files__echo",
         "  mcp__files__pid",
+        "  warning: files: the tool 'vault_write' is refused: its name is that of one of vaultbot's own tools",
         "  warning: files: offers no tool 'missing' (named in tools)",
     ]
     listed = json.loads(vaultbot(tmp_path, "mcp", "list", "--json", env=subprocess_env()).stdout)

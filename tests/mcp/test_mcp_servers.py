@@ -30,20 +30,38 @@ def tool(name: str, schema: dict[str, object] | None = None, description: str | 
     return ServerTool(name=name, description=description, input_schema=schema or OBJECT)
 
 
-def test_names_the_api_would_refuse_are_fixed_up_and_stay_apart() -> None:
+def test_long_names_are_shortened_and_stay_apart() -> None:
     long_a, long_b = "a" * 70 + "_one", "a" * 70 + "_two"
-    listing = offer("files", [tool("read.file"), tool(long_a), tool(long_b), tool("ok-name")], None)
+    listing = offer("files", [tool(long_a), tool(long_b), tool("ok-name")], None)
     names = [t.name for t in listing.offered]
-    assert names[0] == "mcp__files__read_file" and names[3] == "mcp__files__ok-name"
-    assert all(API_NAME.fullmatch(n) for n in names) and len(set(names)) == 4
-    assert [t.original for t in listing.offered] == ["read.file", long_a, long_b, "ok-name"]
-    assert len(listing.warnings) == 3 and "offered as mcp__files__read_file" in listing.warnings[0]
+    assert names[2] == "mcp__files__ok-name"
+    assert all(API_NAME.fullmatch(n) for n in names) and len(set(names)) == 3
+    assert [t.original for t in listing.offered] == [long_a, long_b, "ok-name"]
+    assert len(listing.warnings) == 2 and all("(the API's name rules)" in w for w in listing.warnings)
 
 
-def test_a_name_taken_twice_after_fixing_is_left_out_with_a_warning() -> None:
-    listing = offer("files", [tool("a.b"), tool("a_b")], None)
-    assert [t.original for t in listing.offered] == ["a.b"]
-    assert "'a_b' is left out: another tool has its name mcp__files__a_b" in listing.warnings[-1]
+@pytest.mark.parametrize("name", ["read.file", "odd name", "vault\u202ewrite", "clip_link\n", "", "tool/../x"])
+def test_a_name_that_is_not_plain_is_refused_with_a_line_naming_the_server(name: str) -> None:
+    listing = offer("weather", [tool(name), tool("forecast")], None)
+    assert [t.original for t in listing.offered] == ["forecast"]
+    assert listing.warnings == [
+        f"weather: the tool {name!r} is refused: its name is not a plain name (A-Z, a-z, 0-9, _ and -)"
+    ]
+
+
+@pytest.mark.parametrize("name", ["vault_write", "clip_link", "Vault_Write", "clip-link", "schedule_message"])
+def test_a_name_that_reads_as_a_built_in_tools_is_refused(name: str) -> None:
+    listing = offer("weather", [tool(name), tool("forecast")], None)
+    assert [t.original for t in listing.offered] == ["forecast"]
+    said = f"weather: the tool {name!r} is refused: its name is that of one of vaultbot's own tools"
+    assert listing.warnings == [said]
+
+
+def test_a_name_taken_twice_is_left_out_with_a_warning() -> None:
+    long_a = "a" * 70
+    listing = offer("files", [tool(long_a), tool(long_a)], None)
+    assert [t.original for t in listing.offered] == [long_a]
+    assert "is left out: another tool has its name" in listing.warnings[-1]
 
 
 def test_schemas_are_fixed_up_or_their_tools_left_out() -> None:

@@ -48,10 +48,10 @@ async def test_the_model_is_offered_the_allowed_tools_and_gets_their_text(
     offered = {tool["name"]: tool for tool in fake_anthropic.requests[0].body["tools"]}
     assert "vault_write" in offered  # the built-in tools are still there
     mcp = sorted(name for name in offered if name.startswith("mcp__"))
-    # Only the allowlisted tools, and a name the API would refuse is fixed up.
-    assert mcp == ["mcp__files__echo", "mcp__files__odd_name_with_spaces", "mcp__files__picture"]
+    # Only the allowlisted tools, and not one whose name is not a plain name.
+    assert mcp == ["mcp__files__echo", "mcp__files__picture"]
     echo = offered["mcp__files__echo"]
-    # The server's own words, labelled as the server's (they do not taint a run: see tests/consent).
+    # The server's own words, labelled as the server's (they taint a run unless it is trusted: tests/consent).
     assert echo["description"].startswith('<untrusted source="MCP server files, describing its tool"')
     assert unlabelled(echo["description"]) == "Echo the text back."
     assert echo["input_schema"]["type"] == "object"

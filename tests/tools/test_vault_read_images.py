@@ -68,6 +68,8 @@ async def test_vault_read_of_an_image_shows_it_to_the_model_and_history_keeps_no
         close(c, q) for c, q in zip(quadrant_colours(image), QUADRANTS, strict=True)
     )
     assert '"path": "Boards/plan.png"' in result["content"][0]["text"]
+    # Pixels may carry someone else's words (a screenshot): the result is labelled, so the run is tainted.
+    assert result["content"][0]["text"].startswith('<untrusted source="image" id="')
     fake_anthropic.handler = lambda body: api.text("Still here.")
     await ask(app, "thanks")
     assert [image_blocks(m["content"]) for m in fake_anthropic.requests[2].body["messages"]] == [[]] * 5

@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 
 from bot.app import App
-from bot.web import ReviewServer, review_page, review_token
+from bot.web import Answers, ReviewServer, review_page, review_token
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -48,14 +48,18 @@ class FakeTime:
 @pytest.fixture
 async def serve_review() -> AsyncIterator[object]:
     """``await serve_review(app)`` starts the page over ``app``'s store (read-only, as `vaultbot
-    review` serves it), on ``clock`` if given; it stops after the test."""
+    review` serves it), on ``clock`` if given, able to answer questions with ``answering``; it stops
+    after the test."""
     running: list[tuple[asyncio.Event, asyncio.Task[None]]] = []
 
     async with AsyncExitStack() as pages:
 
-        async def start(app: App, clock: Callable[[], float] = time.time) -> Served:
+        async def start(app: App, clock: Callable[[], float] = time.time, answering: bool = False) -> Served:
             token = await review_token(app.settings, app.db)
-            page = await pages.enter_async_context(review_page(app.settings, token, listen="127.0.0.1", clock=clock))
+            answers = Answers(app.bus) if answering else None  # as `vaultbot run` serves it, beside the bot
+            page = await pages.enter_async_context(
+                review_page(app.settings, token, listen="127.0.0.1", clock=clock, answers=answers)
+            )
             server = ReviewServer(page, "127.0.0.1", 0)
             stop = asyncio.Event()
             running.append((stop, asyncio.create_task(server.serve(stop))))

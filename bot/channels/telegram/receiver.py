@@ -216,7 +216,7 @@ def compose_text(incoming: Incoming, attachment_path: str | None) -> str:
     parts: list[str] = []
     if incoming.edited:
         parts.append("[Correction: I edited an earlier message. It now reads:]")
-    if incoming.quoted and incoming.quoted_from is None:  # their own message, or the bot's
+    if incoming.quoted and incoming.quoted_from is None:  # the person's own message
         parts.append(f"[Replying to: “{_cut(incoming.quoted)}”]")
     if attachment_path is not None and incoming.attachment is not None:
         what = incoming.attachment.kind.replace("_", " ").capitalize()
@@ -228,7 +228,8 @@ def compose_text(incoming: Incoming, attachment_path: str | None) -> str:
 
 def others_of(incoming: Incoming) -> list[UntrustedPart]:
     """The words that came with the message but are someone else's: what it forwards, and the message
-    of another that it replies to. The runner shows them to the model as such (``bot.consent``)."""
+    it replies to or quotes unless the person typed it (another's, another chat's, a forward's, the
+    bot's own). The runner shows them to the model as such (``bot.consent``)."""
     parts = []
     if incoming.quoted and incoming.quoted_from is not None:
         parts.append(UntrustedPart(source="quoted message", text=_cut(incoming.quoted), origin=incoming.quoted_from))

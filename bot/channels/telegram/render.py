@@ -36,6 +36,17 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def plain(text: str, limit: int = LIMIT) -> Chunk:
+    """``text`` as it is, with no entities (nothing in it is read as Markdown), cut to one message of at
+    most ``limit`` UTF-16 units: a question for consent, whose buttons belong under all of it."""
+    if utf16_len(text) <= limit:
+        return Chunk(text)
+    kept = text[: limit - 1]
+    while utf16_len(kept) > limit - 1:
+        kept = kept[:-1]
+    return Chunk(kept + "…")
+
+
 def render(markdown: str, limit: int = LIMIT) -> list[Chunk]:
     """Chunks of at most ``limit`` UTF-16 units; a split never falls inside a code block that fits
     in one message, and prefers paragraph, then line, then word boundaries."""

@@ -28,7 +28,7 @@ from bot.bus import Bus, Button, Decision, Delivery, Event, Fatal, OutboundMessa
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import formatting_refused, retry_after_seconds
 from bot.channels.telegram.indicator import Typing
-from bot.channels.telegram.render import Chunk, render
+from bot.channels.telegram.render import Chunk, plain, render
 from bot.channels.telegram.updates import consent_data
 from bot.store import Store
 
@@ -64,7 +64,8 @@ class TelegramSender:
         if message.decision is not None:
             await self._show(message.decision)
             return
-        chunks = render(message.text)
+        # A question is shown as the plain text it is, in one message with its buttons (bot.consent.shown).
+        chunks = [plain(message.text)] if message.question is not None else render(message.text)
         if self._drafts is not None and message.in_reply_to is not None:
             await self._drafts.settle(message.in_reply_to)
         for index in range(await self._bus.progress(delivery.id), len(chunks)):

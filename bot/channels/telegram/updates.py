@@ -13,6 +13,7 @@ from typing import Literal
 from telegram import (
     Audio,
     Message,
+    MessageOrigin,
     MessageOriginChannel,
     MessageOriginChat,
     MessageOriginHiddenUser,
@@ -64,7 +65,7 @@ class Incoming:
     edited: bool = False
     forwarded_from: str | None = None
     quoted: str | None = None
-    # Who wrote the quoted message, when it was someone else (not the person, not the bot): a name.
+    # Who wrote the quoted words, unless the person typed them (the bot's own messages included): a name.
     quoted_from: str | None = None
     addressed_to_bot: bool = False
     media_group_id: str | None = None  # the album the message is part of
@@ -203,8 +204,11 @@ def _seconds(recording: Voice | Audio | VideoNote) -> int | None:
 
 def _origin(message: Message) -> str | None:
     origin = message.forward_origin
-    if origin is None:
-        return None
+    return None if origin is None else _origin_name(origin)
+
+
+def _origin_name(origin: MessageOrigin) -> str:
+    """Who wrote a forwarded or quoted message, as its origin names them."""
     if isinstance(origin, MessageOriginUser):
         return origin.sender_user.full_name
     if isinstance(origin, MessageOriginHiddenUser):
@@ -226,12 +230,23 @@ def _quoted(message: Message) -> str | None:
 
 
 def _quoted_from(message: Message, bot_id: int) -> str | None:
-    """The name of whoever wrote the message replied to, when that is neither the sender nor the bot."""
+    """Who wrote the words the message quotes or replies to, unless the sender typed them: a name.
+    Only the sender's own message is theirs; a forward they sent, a message of another chat ("reply in
+    another chat"), one sent through an inline bot and the bot's own messages (which may repeat anyone's
+    words) are not."""
+    if message.external_reply is not None:
+        return _origin_name(message.external_reply.origin)
     replied = message.reply_to_message
     if replied is None:
         return None
+    if replied.forward_origin is not None:
+        return _origin_name(replied.forward_origin)
+    if replied.via_bot is not None:
+        return replied.via_bot.full_name or "a bot"
     author = replied.from_user
-    if author is not None and message.from_user is not None and author.id in (message.from_user.id, bot_id):
+    if author is not None and author.id == bot_id:
+        return "this assistant, an earlier message of its own"
+    if author is not None and message.from_user is not None and author.id == message.from_user.id:
         return None
     if author is not None:
         return author.full_name or author.username or "someone"
