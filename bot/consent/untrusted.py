@@ -67,7 +67,7 @@ class Untrusted:
 def label(content: Untrusted) -> str:
     """The one label the model sees untrusted text in."""
     text = neutralise(content.text)
-    source = re.sub(r"[^\w .,:/@()-]", "", content.source)[:80]
+    source = re.sub(r"[^\w .,:/@()-]", "", content.source)[:160]
     boundary = hashlib.sha256(f"{source}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f'{_OPEN}{source}" id="{boundary}">\n{text}\n</untrusted id="{boundary}">'
 

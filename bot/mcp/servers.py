@@ -44,9 +44,9 @@ class McpTool:
         self.name = offered.name
         # The server's words, labelled as such (a run they are offered to is tainted by them unless the
         # server is trusted: ``McpServers.sources``).
-        self.description = label(Untrusted(offered.description, f"{source(link.name)}, describing its tool"))
-        schema = labelled_schema(offered.schema, f"{source(link.name)}, describing its input")
-        self.words = None if link.config.trusted else f"{source(link.name)}, describing its tools"
+        self.description = label(Untrusted(offered.description, f"tool description of {source(link.name)}"))
+        schema = labelled_schema(offered.schema, f"input schema of {source(link.name)}")
+        self.words = None if link.config.trusted else f"tool list of {source(link.name)}"
         self.input_model: type[BaseModel] = type(
             f"{offered.name}_input", (ServerInput,), {"server_schema": schema, "__module__": __name__}
         )

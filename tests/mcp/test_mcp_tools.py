@@ -52,7 +52,7 @@ async def test_the_model_is_offered_the_allowed_tools_and_gets_their_text(
     assert mcp == ["mcp__files__echo", "mcp__files__picture"]
     echo = offered["mcp__files__echo"]
     # The server's own words, labelled as the server's (they taint a run unless it is trusted: tests/consent).
-    assert echo["description"].startswith('<untrusted source="MCP server files, describing its tool"')
+    assert echo["description"].startswith('<untrusted source="tool description of MCP server files"')
     assert unlabelled(echo["description"]) == "Echo the text back."
     assert echo["input_schema"]["type"] == "object"
     assert echo["input_schema"]["properties"]["text"]["type"] == "string"
