@@ -130,7 +130,7 @@ class Recall:
             self._spaces.append(_Space(english, path.with_name(ENGLISH_VECTORS)))
         self._known: dict[str, tuple[int, int, str]] = {}
         self._gone: set[str] = set()  # notes deleted before the stores were opened
-        self._line: dict[str, None] = {}  # notes waiting to be embedded, oldest first
+        self._line: dict[str, None] = {}  # notes waiting to be embedded, the most recently changed first
         self._later: dict[str, None] = {}  # notes embedded by the first model, for the second to look at
         self._changed = threading.Condition()
         self._working = 0  # notes taken from the lines and not yet stored
@@ -140,24 +140,33 @@ class Recall:
         self._built = False
         self._opened = False
         self._settled = False  # every model loaded, or dropped for failing to load
+        self._loading = False  # the thread is opening the vectors or loading a model (close() does not wait)
         self._thread: threading.Thread | None = None
 
     def start(self, known: dict[str, tuple[int, int, str]]) -> None:
         """Start the thread: it opens the vectors, queues every note of the keyword index (``known``) whose
         vectors are missing or stale, forgets the rest, loads the models and embeds in the background."""
         self._known = known
+        self._loading = True
         self._thread = threading.Thread(target=self._run, name="vault-recall", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
-        """Stop the thread (after the batch it is embedding) and close the files."""
+        """Stop the thread (after the batch it is embedding) and close the files. While a model is still loading
+        (a second or two, and a command that ends at once never needed it) this returns at once: the thread
+        closes the files itself when the load is done, and a process that exits first simply leaves it."""
         with self._changed:
             self._stop = True
             self._changed.notify_all()
+            if self._loading:
+                return
         if self._thread is not None:
             self._thread.join()
         for helper in self._helpers:
             helper.join()
+        self._close_stores()
+
+    def _close_stores(self) -> None:
         for space in self._spaces:
             if space.store is not None:
                 space.store.close()
@@ -174,11 +183,12 @@ class Recall:
 
     def changed(self, paths: Iterable[str]) -> None:
         """Put notes that were written or edited in line to be embedded."""
+        fresh = dict.fromkeys(paths)
         with self._changed:
-            for path in paths:
+            for path in fresh:
                 self._later.pop(path, None)
-                self._line.pop(path, None)
-                self._line[path] = None
+            # Before the notes already waiting: a note just written is the one a person asks about next.
+            self._line = {**fresh, **self._line}
             self._changed.notify_all()
 
     def removed(self, paths: Iterable[str]) -> None:
@@ -188,6 +198,7 @@ class Recall:
             for path in gone:
                 self._line.pop(path, None)
                 self._later.pop(path, None)
+            self._changed.notify_all()  # the lines may be empty now, which wait() waits for
             if not self._opened:  # forgotten when the stores are opened
                 self._gone.update(gone)
                 return
@@ -268,24 +279,16 @@ class Recall:
 
     def _run(self) -> None:
         try:
-            self._open()
-        except Exception:
-            log.exception("the meaning index could not be opened; search answers by words only")
-            return
-        for space in self._spaces:
-            try:
-                load = getattr(space.embedder, "load", None)
-                if load is not None:
-                    load()
-            except Exception:
-                log.exception("the embedding model %s could not be loaded", space.embedder.name)
-                if space is self._spaces[0]:
-                    return
-                self._without(space)
-                break
+            usable = self._open_and_load()
+        finally:
             with self._changed:
-                space.loaded = True
-                self._changed.notify_all()
+                self._loading = False
+                abandoned = self._stop  # close() came while loading and left the files to this thread
+        if abandoned:
+            self._close_stores()
+            return
+        if not usable:
+            return
         helpers = [
             threading.Thread(target=self._work, name=f"vault-recall-{number}", daemon=True)
             for number in range(1, EMBEDDING_THREADS)
@@ -293,9 +296,35 @@ class Recall:
         with self._changed:
             self._helpers = helpers
             self._settled = True
+            self._changed.notify_all()
         for helper in helpers:
             helper.start()
         self._work()
+
+    def _open_and_load(self) -> bool:
+        """Open the vectors and load the models; False when search by meaning cannot work (or was closed)."""
+        try:
+            self._open()
+        except Exception:
+            log.exception("the meaning index could not be opened; search answers by words only")
+            return False
+        for space in self._spaces:
+            if self._stop:
+                return False
+            try:
+                load = getattr(space.embedder, "load", None)
+                if load is not None:
+                    load()
+            except Exception:
+                log.exception("the embedding model %s could not be loaded", space.embedder.name)
+                if space is self._spaces[0]:
+                    return False
+                self._without(space)
+                break
+            with self._changed:
+                space.loaded = True
+                self._changed.notify_all()
+        return True
 
     def _without(self, space: _Space) -> None:
         """Go on without ``space``'s model: its notes are embedded by the first model (words find them
@@ -319,7 +348,8 @@ class Recall:
                     if not self._built and not self._working:
                         self._built = True
                         log.info("meaning index: built, %s notes by model", self.embedded())
-                    self._changed.notify_all()
+                    # No notify here: every change that a waiter waits for notifies where it is made. Two idle
+                    # threads that each notified before waiting woke each other for ever (a core's worth of CPU).
                     self._changed.wait()
                 if self._stop:
                     return
@@ -353,7 +383,10 @@ class Recall:
         with self._changed:
             gone = self._gone | {path for embedded in known for path in embedded if path not in self._known}
             self._gone = set()
-            for path, (_size, _mtime, sha) in self._known.items():
+            # The most recently modified first, then the shallowest (a folder's own notes before its archive's):
+            # the notes a person asks about get their vectors in the first minutes of a long first build.
+            order = sorted(self._known.items(), key=lambda item: (-item[1][1], item[0].count("/"), item[0]))
+            for path, (_size, _mtime, sha) in order:
                 answered = zip(known, with_vectors, strict=True)
                 holders = sum(embedded.get(path) == sha and path in vectors for embedded, vectors in answered)
                 if not holders:
