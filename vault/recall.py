@@ -38,6 +38,7 @@ import numpy as np
 from vault import frontmatter, meta
 from vault.embedder import Embedder
 from vault.languages import language_of
+from vault.offline import no_telemetry
 from vault.paths import NOTE_SUFFIX
 from vault.vectors import Neighbour, VectorStore
 
@@ -124,6 +125,7 @@ class Recall:
     """Vectors for every note of one vault root, kept current by a background thread. Thread-safe."""
 
     def __init__(self, root: Path, path: Path, embedder: Embedder, english: Embedder | None = None) -> None:
+        no_telemetry()  # here, before any thread: a model loaded for the vault reaches no one
         self._root = root
         self._spaces = [_Space(embedder, path)]
         if english is not None:
