@@ -48,14 +48,17 @@ CREATE TABLE IF NOT EXISTS names (
     kind INTEGER NOT NULL,
     id   INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS names_by_key ON names (key);
+CREATE INDEX IF NOT EXISTS names_by_key ON names (key, kind);
 CREATE INDEX IF NOT EXISTS names_by_id ON names (id);
 """
 # The kinds of name a note is known by, in the order a match on them counts: its title, file name or an
 # alias first, then one of its headings.
 NAME, HEADING = 0, 1
-# A query this short finds names only whole: "ca" would start half the vault's titles.
-_PREFIX_CHARS = 3
+# A query this short finds names only whole: "can" would start half the vault's titles.
+_PREFIX_CHARS = 4
+# Names looked at for one query, at most, in the order of their keys (a name before the longer ones it
+# starts, a title before a heading of the same words): "Overview" may head thousands of notes.
+_NAMES_LOOKED_AT = 200
 # Headings a note is known by, at most (a 10 MB log pasted in has no business filling the table).
 _MAX_HEADINGS = 200
 _HEADING = re.compile(r"#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -355,22 +358,29 @@ class Index:
         self, query: str, limit: int, *, tags: list[str] | None = None, folder: str | None = None
     ) -> list[tuple[str, int, int]]:
         """(path, tier, length of the name matched) of the notes ``query`` names: tier 0 when it is a note's
-        title, file name or alias, 1 one of its headings, 2 and 3 the start of one of those; each note at its
-        best tier and shortest name, best first."""
+        title, file name or alias, 1 one of its headings; only when it is none of those, 2 and 3 when it is the
+        start of one. Each note at its best tier and shortest name, best first."""
         key = name_key(query)
         if not key:
             return []
-        upper = key + _LAST if len(key) >= _PREFIX_CHARS else key
-        sql = [
-            "SELECT f.path, min(n.kind + CASE WHEN n.key = ? THEN 0 ELSE 2 END) AS tier, min(length(n.key)) AS size",
-            "FROM names n JOIN files f ON f.id = n.id WHERE n.key >= ? AND n.key <= ?",
-        ]
-        params: list[object] = [key, key, upper]
-        _narrow(sql, params, tags, folder)
-        sql.append("GROUP BY f.path ORDER BY tier, size, f.path LIMIT ?")
-        params.append(limit)
-        with self._lock:
-            return [(r[0], r[1], r[2]) for r in self._conn.execute(" ".join(sql), params)]
+        # Whole names first, through the index on their keys; the starts of names (a range that may hold
+        # thousands of names for a short query) only when no name is the query itself.
+        ranges = [key, key + _LAST] if len(key) >= _PREFIX_CHARS else [key]
+        for upper in ranges:
+            sql = [
+                "SELECT f.path, min(n.kind + CASE WHEN n.key = ? THEN 0 ELSE 2 END) AS tier, min(length(n.key)) AS size",
+                "FROM (SELECT key, kind, id FROM names WHERE key >= ? AND key <= ? ORDER BY key, kind LIMIT ?) n",
+                "JOIN files f ON f.id = n.id WHERE 1",
+            ]
+            params: list[object] = [key, key, upper, _NAMES_LOOKED_AT]
+            _narrow(sql, params, tags, folder)
+            sql.append("GROUP BY f.path ORDER BY tier, size, f.path LIMIT ?")
+            params.append(limit)
+            with self._lock:
+                found = [(r[0], r[1], r[2]) for r in self._conn.execute(" ".join(sql), params)]
+            if found:
+                return found
+        return []
 
     def any_words(self, words: list[str], limit: int) -> list[tuple[str, str, str]]:
         """(path, title, snippet) of the notes with the most of ``words`` by bm25, best first."""

@@ -387,8 +387,8 @@ class Recall:
             self._gone = set()
             # The most recently modified first, then the shallowest (a folder's own notes before its archive's):
             # the notes a person asks about get their vectors in the first minutes of a long first build.
-            order = sorted(self._known.items(), key=lambda item: (-item[1][1], item[0].count("/"), item[0]))
-            for path, (_size, _mtime, sha) in order:
+            newest = sorted(self._known.items(), key=lambda item: (-item[1][1], item[0].count("/"), item[0]))
+            for path, (_size, _mtime, sha) in newest:
                 answered = zip(known, with_vectors, strict=True)
                 holders = sum(embedded.get(path) == sha and path in vectors for embedded, vectors in answered)
                 if not holders:
@@ -398,6 +398,7 @@ class Recall:
                     # while): the second line settles which one keeps it, embedding only where needed.
                     self._later.setdefault(path, None)
             self._opened = True
+            del newest  # with the snapshot below: handed back to the system before _give_back_memory()
             self._known = {}  # the keyword index's snapshot, needed only here (34 MB at 100,000 notes)
             self._changed.notify_all()
         log.info(
