@@ -75,7 +75,9 @@ def main() -> None:
         for options in [(), ("--since", "7d")]:
             samples = timed(folder, store, *options, rounds=args.rounds)
             name = " ".join(("usage", *options))
-            print(f"{name:<18} median {statistics.median(samples) * 1000:6.0f} ms  fastest {min(samples) * 1000:6.0f} ms")
+            print(
+                f"{name:<18} median {statistics.median(samples) * 1000:6.0f} ms  fastest {min(samples) * 1000:6.0f} ms"
+            )
 
 
 if __name__ == "__main__":

@@ -368,7 +368,8 @@ class Index:
         ranges = [key, key + _LAST] if len(key) >= _PREFIX_CHARS else [key]
         for upper in ranges:
             sql = [
-                "SELECT f.path, min(n.kind + CASE WHEN n.key = ? THEN 0 ELSE 2 END) AS tier, min(length(n.key)) AS size",
+                "SELECT f.path, min(n.kind + CASE WHEN n.key = ? THEN 0 ELSE 2 END) AS tier,",
+                "min(length(n.key)) AS size",
                 "FROM (SELECT key, kind, id FROM names WHERE key >= ? AND key <= ? ORDER BY key, kind LIMIT ?) n",
                 "JOIN files f ON f.id = n.id WHERE 1",
             ]

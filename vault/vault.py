@@ -573,7 +573,9 @@ class Vault(Reversible):
         wanted = limit + len(known)
         vector = self._recall.query(query) if self._recall is not None else None
         if self._recall is not None and vector is not None:
-            hits = hybrid.search(index, self._recall, vector, query, expression, wanted, tags=tags, folder=folder or None)
+            hits = hybrid.search(
+                index, self._recall, vector, query, expression, wanted, tags=tags, folder=folder or None
+            )
         else:
             hits = [
                 SearchHit(path, title, snippet)

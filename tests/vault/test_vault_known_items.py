@@ -24,7 +24,7 @@ def _release_note(number: int) -> str:
 # the words of the titles, front matter titles and aliases, headings, accents.
 NOTES = {
     "en/Plugins/Canvas.md": "Canvas is a core plugin for visual note-taking on an infinite space.\n",
-    "no/Programtillegg/Lerret.md": "---\naliases: [Tavle]\n---\nLerret (Canvas) er et programtillegg. Canvas, canvas.\n",
+    "no/Programtillegg/Lerret.md": "---\naliases: [Tavle]\n---\nLerret (Canvas) er et programtillegg. Canvas.\n",
     "sv/Insticksprogram/Arbetsyta.md": "Arbetsyta (Canvas) är ett insticksprogram för canvas och kort.\n",
     "de/Erweiterungen/Leinwand.md": "Die Leinwand (Canvas) ist eine Erweiterung. Canvas-Karten, Canvas-Gruppen.\n",
     "en/Editing/Keyboard.md": (
