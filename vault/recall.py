@@ -385,10 +385,8 @@ class Recall:
         with self._changed:
             gone = self._gone | {path for embedded in known for path in embedded if path not in self._known}
             self._gone = set()
-            # The most recently modified first, then the shallowest (a folder's own notes before its archive's):
-            # the notes a person asks about get their vectors in the first minutes of a long first build.
-            newest = sorted(self._known.items(), key=lambda item: (-item[1][1], item[0].count("/"), item[0]))
-            for path, (_size, _mtime, sha) in newest:
+            for path in self._newest_first():
+                sha = self._known[path][2]
                 answered = zip(known, with_vectors, strict=True)
                 holders = sum(embedded.get(path) == sha and path in vectors for embedded, vectors in answered)
                 if not holders:
@@ -398,7 +396,6 @@ class Recall:
                     # while): the second line settles which one keeps it, embedding only where needed.
                     self._later.setdefault(path, None)
             self._opened = True
-            del newest  # with the snapshot below: handed back to the system before _give_back_memory()
             self._known = {}  # the keyword index's snapshot, needed only here (34 MB at 100,000 notes)
             self._changed.notify_all()
         log.info(
@@ -409,6 +406,17 @@ class Recall:
         )
         self.removed(gone)
         _give_back_memory()
+
+    def _newest_first(self) -> Iterable[str]:
+        """The notes of the start's snapshot, the most recently modified first, then the shallowest (a folder's
+        own notes before its archive's): the notes a person asks about get their vectors in the first minutes
+        of a long first build. Sorted in numpy: a key tuple for each of 100,000 notes left ~20 MB of small
+        objects' memory behind."""
+        paths = list(self._known)
+        mtimes = np.fromiter((stamp[1] for stamp in self._known.values()), dtype=np.int64, count=len(paths))
+        depths = np.fromiter((path.count("/") for path in paths), dtype=np.int64, count=len(paths))
+        for position in np.lexsort((depths, -mtimes)):
+            yield paths[position]
 
     def _read(self, rel: str) -> bytes | None:
         try:
