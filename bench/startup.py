@@ -1,6 +1,7 @@
 """Command start-up: how long the installed `vaultbot` command takes from its start to its exit, for the
-commands a person runs many times a day (which need no model) and for capture mode's `chat`, and what
-the imports cost, package by package (Python's ``-X importtime``).
+commands a person runs many times a day (which need no model) and for capture mode's `chat` (no line, and
+one line piped in, which files a note: search by meaning is on, and nothing waits for its models), the
+largest memory each reached, and what the imports cost, package by package (Python's ``-X importtime``).
 
 Each command runs in a fresh folder on a fresh store, with none of your settings (no key: capture mode),
 ``--rounds`` times; the table gives the median and the fastest wall time, the median CPU time (user and
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -24,11 +24,36 @@ from pathlib import Path
 
 VAULTBOT = Path(sys.executable).parent / "vaultbot"
 COMMANDS: list[tuple[str, ...]] = [("--help",), ("log",), ("runs",), ("usage",), ("doctor",), ("chat",)]
+# What `chat` is given on its standard input; the other commands read none.
+LINES = {("chat",): ["", "buy oat milk and the seed catalogue\n"]}
 OWN_PREFIXES = ("VAULTBOT_", "ANTHROPIC_")
 
 
 def environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
+
+
+def measured(folder: Path, command: tuple[str, ...], line: str) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and the largest resident memory (MiB) of one run of the command."""
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        [str(VAULTBOT), *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=folder,
+        env=environment(),
+    )
+    assert child.stdin is not None and child.stderr is not None
+    child.stdin.write(line.encode())
+    child.stdin.close()
+    errors = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if child.returncode != 0:
+        raise SystemExit(f"vaultbot {' '.join(command)} failed ({child.returncode}): {errors[-1000:].decode()}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def run(folder: Path, command: tuple[str, ...], *options: str) -> subprocess.CompletedProcess[str]:
@@ -63,25 +88,24 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=6, help="packages shown per command")
     args = parser.parse_args()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-    print(f"{'command':<10} {'median':>8} {'fastest':>8} {'CPU':>8} {'imports':>8}  heaviest imports (own time, ms)")
+    print(
+        f"{'command':<14} {'median':>8} {'fastest':>8} {'CPU':>8} {'memory':>8} {'imports':>8}  "
+        "heaviest imports (own time, ms)"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         run(folder, ("log",), str(VAULTBOT))  # the store made and migrated once, as after a first start
         for command in COMMANDS:
-            times, cpu = [], []
-            for _ in range(args.rounds):
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                start = time.perf_counter()
-                run(folder, command, str(VAULTBOT))
-                times.append(time.perf_counter() - start)
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
             total, packages = imports(folder, command)
             heaviest = ", ".join(f"{name} {seconds * 1000:.0f}" for name, seconds in packages.most_common(args.top))
-            print(
-                f"{' '.join(command):<10} {statistics.median(times) * 1000:>6.0f}ms {min(times) * 1000:>6.0f}ms "
-                f"{statistics.median(cpu) * 1000:>6.0f}ms {total * 1000:>6.0f}ms  {heaviest}"
-            )
+            for line in LINES.get(command, [""]):
+                times, cpu, memory = zip(*(measured(folder, command, line) for _ in range(args.rounds)), strict=True)
+                name = " ".join(command) + (" (a line)" if line else "")
+                print(
+                    f"{name:<14} {statistics.median(times) * 1000:>6.0f}ms {min(times) * 1000:>6.0f}ms "
+                    f"{statistics.median(cpu) * 1000:>6.0f}ms {statistics.median(memory):>5.0f}MiB "
+                    f"{total * 1000:>6.0f}ms  {heaviest}"
+                )
 
 
 if __name__ == "__main__":

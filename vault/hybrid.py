@@ -12,19 +12,25 @@ finds. Here each note gets two scores on fixed scales instead, and the fused sco
 
 A note comes in when it holds most of the question's weight or is close enough in meaning; bench/recall.py
 measures this against RRF on a labelled set (docs/search.md).
+
+A note that has no vector yet (the first index is still being built, or its model could not embed it)
+competes by its words alone: its share of the question's weight stands for its meaning too, so a note
+that merely has a vector never outranks a keyword hit for having one. And before either, the notes the
+question names (its title, file name, alias or heading: :meth:`Index.known_items`) come first.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 
-from vault.index import Index
+from vault.index import Index, fold
 from vault.notes import SearchHit
 from vault.recall import Probe, Recall
 from vault.vectors import Neighbour
+
+__all__ = ["fold", "known_first", "search"]  # fold: where bench/recall.py has always found it
 
 # How much meaning weighs against words in the fused score.
 MEANING_WEIGHT = 0.5
@@ -36,6 +42,8 @@ STANDOUT = 1.5
 STANDOUT_FLOOR = 0.1
 # A note found only by some of the words needs at least this share of the question's weight.
 MIN_COVERAGE = 0.5
+# Notes named by the start of a name that go first, at most (the whole name puts every note it names first).
+_STARTS = 3
 # Candidates drawn from each side before fusing.
 POOL = 50
 # Words in more than this share of the notes say little ("the", "and"): left out of the any-word search.
@@ -49,12 +57,7 @@ class _Candidate:
     similarity: float = 0.0
     start: int = 0
     snippet: str | None = None
-
-
-def fold(word: str) -> str:
-    """``word`` as the keyword index stores terms: lower case, without diacritics."""
-    decomposed = unicodedata.normalize("NFD", word.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    embedded: bool = False  # has vectors: without, it competes by its words alone
 
 
 def search(
@@ -83,6 +86,7 @@ def search(
     for neighbour in nearest:
         candidates.setdefault(path := neighbour.path, _Candidate())
         candidates[path].similarity, candidates[path].start = neighbour.score, neighbour.start
+        candidates[path].embedded = True
     standout = _standout(nearest)
     if not candidates:
         return []
@@ -98,7 +102,12 @@ def search(
     for path, candidate in candidates.items():
         if candidate.coverage < MIN_COVERAGE and candidate.similarity < MIN_SIMILARITY and path != standout:
             continue
-        meaning = max(candidate.similarity - floor, 0.0) / (best_similarity - floor) if best_similarity > floor else 0.0
+        if not candidate.embedded:
+            meaning = candidate.coverage  # not embedded yet: its words stand for its meaning
+        elif best_similarity > floor:
+            meaning = max(candidate.similarity - floor, 0.0) / (best_similarity - floor)
+        else:
+            meaning = 0.0
         scored.append((MEANING_WEIGHT * meaning + (1 - MEANING_WEIGHT) * candidate.coverage, path))
     scored.sort(key=lambda item: (-item[0], item[1]))
     ranked = [path for _, path in scored]
@@ -143,3 +152,26 @@ def _measure_meaning(recall: Recall, vector: Probe, candidates: dict[str, _Candi
     found: dict[str, Neighbour] = recall.scores_of(vector, unscored)
     for path, neighbour in found.items():
         candidates[path].similarity, candidates[path].start = neighbour.score, neighbour.start
+        candidates[path].embedded = True
+
+
+def known_first(index: Index, known: list[tuple[str, int, int]], hits: list[SearchHit], limit: int) -> list[SearchHit]:
+    """``hits`` with the notes the question names (``known``, from :meth:`Index.known_items`) before them: by
+    tier (a title before a heading, a whole name before its start), the shortest name, then as ``hits`` rank
+    them. Only the closest tier that names a note at all goes first, with at most ``_STARTS`` notes named by
+    a name's start: "the" starts many titles, and the notes found by words and meaning keep their places."""
+    if not known:
+        return hits[:limit]
+    best = known[0][1]
+    chosen = [item for item in known if item[1] == best]
+    if best >= 2:
+        chosen = chosen[:_STARTS]
+    place = {hit.path: number for number, hit in enumerate(hits)}
+    chosen.sort(key=lambda item: (item[1], item[2], place.get(item[0], len(hits)), item[0]))
+    found = {hit.path: hit for hit in hits}
+    missing = index.describe({path: 0 for path, _, _ in chosen if path not in found})
+    first = [
+        found.get(path) or SearchHit(path, *missing[path]) for path, _, _ in chosen if path in found or path in missing
+    ]
+    named = {hit.path for hit in first}
+    return [*first, *(hit for hit in hits if hit.path not in named)][:limit]

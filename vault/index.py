@@ -12,6 +12,7 @@ import os
 import re
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ _WEIGHTS = (10.0, 1.0, 4.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SNIPPET_TOKENS = 24
 # Bumped whenever the schema changes: the index is a cache, so an old one is dropped and rebuilt.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
     id       INTEGER PRIMARY KEY,
@@ -42,7 +43,28 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE INDEX IF NOT EXISTS files_by_folder ON files (folder, updated);
 CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(title, body, tags, tokenize = 'unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS notes_vocab USING fts5vocab(notes_fts, 'row');
+CREATE TABLE IF NOT EXISTS names (
+    key  TEXT NOT NULL,
+    kind INTEGER NOT NULL,
+    id   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS names_by_key ON names (key, kind);
+CREATE INDEX IF NOT EXISTS names_by_id ON names (id);
 """
+# The kinds of name a note is known by, in the order a match on them counts: its title, file name or an
+# alias first, then one of its headings.
+NAME, HEADING = 0, 1
+# A query this short finds names only whole: "can" would start half the vault's titles.
+_PREFIX_CHARS = 4
+# Names looked at for one query, at most, in the order of their keys (a name before the longer ones it
+# starts, a title before a heading of the same words): "Overview" may head thousands of notes.
+_NAMES_LOOKED_AT = 200
+# Headings a note is known by, at most (a 10 MB log pasted in has no business filling the table).
+_MAX_HEADINGS = 200
+_HEADING = re.compile(r"#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"(```|~~~)")
+# Above every character: a key and everything after it, for a prefix range over the names index.
+_LAST = "\U0010ffff"
 
 
 # (size, mtime_ns, sha256) of every indexed note by path, as a sync saw them.
@@ -67,6 +89,47 @@ class Entry:
     def folder(self) -> str:
         """The note's folder, vault-relative ("" for the root)."""
         return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+
+def fold(word: str) -> str:
+    """``word`` as the keyword index stores terms: lower case, without diacritics."""
+    decomposed = unicodedata.normalize("NFD", word.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def name_key(text: str) -> str:
+    """``text`` as a name is looked up: folded, its words joined by single spaces, punctuation dropped
+    ("Getting started!" and "getting  started" are the same name)."""
+    return " ".join(_WORD.findall(fold(text)))
+
+
+def headings(body: str) -> list[str]:
+    """The Markdown headings of ``body`` (ATX, ``# Title``), leaving out lines in fenced code (a shell
+    comment is no heading)."""
+    found: list[str] = []
+    fenced = False
+    for line in body.splitlines():
+        stripped = line.lstrip()
+        if _FENCE.match(stripped):
+            fenced = not fenced
+        elif not fenced and (match := _HEADING.match(stripped)):
+            found.append(match.group(1))
+            if len(found) == _MAX_HEADINGS:
+                break
+    return found
+
+
+def _names(entry: Entry) -> dict[str, int]:
+    """Every name ``entry`` is known by, as a key, with the most telling kind it is known by under it."""
+    base = entry.path.rsplit("/", 1)[-1]
+    stem = base.rsplit(".", 1)[0] if "." in base else base
+    keys: dict[str, int] = {}
+    for text in headings(entry.body):
+        keys[name_key(text)] = HEADING
+    for text in (entry.title, stem, *entry.aliases):
+        keys[name_key(text)] = NAME
+    keys.pop("", None)
+    return keys
 
 
 def match_expression(query: str) -> str | None:
@@ -213,6 +276,10 @@ class Index:
                         "INSERT INTO notes_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
                         (cursor.lastrowid, entry.title, entry.body, " ".join(entry.tags)),
                     )
+                    conn.executemany(
+                        "INSERT INTO names (key, kind, id) VALUES (?, ?, ?)",
+                        [(key, kind, cursor.lastrowid) for key, kind in _names(entry).items()],
+                    )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -269,6 +336,7 @@ class Index:
         row = self._conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
         if row is not None:
             self._conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (row[0],))
+            self._conn.execute("DELETE FROM names WHERE id = ?", (row[0],))
             self._conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
 
     def search(
@@ -285,6 +353,35 @@ class Index:
         params.append(limit)
         with self._lock:
             return [(r[0], r[1], " ".join(r[2].split())) for r in self._conn.execute(" ".join(sql), params)]
+
+    def known_items(
+        self, query: str, limit: int, *, tags: list[str] | None = None, folder: str | None = None
+    ) -> list[tuple[str, int, int]]:
+        """(path, tier, length of the name matched) of the notes ``query`` names: tier 0 when it is a note's
+        title, file name or alias, 1 one of its headings; only when it is none of those, 2 and 3 when it is the
+        start of one. Each note at its best tier and shortest name, best first."""
+        key = name_key(query)
+        if not key:
+            return []
+        # Whole names first, through the index on their keys; the starts of names (a range that may hold
+        # thousands of names for a short query) only when no name is the query itself.
+        ranges = [key, key + _LAST] if len(key) >= _PREFIX_CHARS else [key]
+        for upper in ranges:
+            sql = [
+                "SELECT f.path, min(n.kind + CASE WHEN n.key = ? THEN 0 ELSE 2 END) AS tier,",
+                "min(length(n.key)) AS size",
+                "FROM (SELECT key, kind, id FROM names WHERE key >= ? AND key <= ? ORDER BY key, kind LIMIT ?) n",
+                "JOIN files f ON f.id = n.id WHERE 1",
+            ]
+            params: list[object] = [key, key, upper, _NAMES_LOOKED_AT]
+            _narrow(sql, params, tags, folder)
+            sql.append("GROUP BY f.path ORDER BY tier, size, f.path LIMIT ?")
+            params.append(limit)
+            with self._lock:
+                found = [(r[0], r[1], r[2]) for r in self._conn.execute(" ".join(sql), params)]
+            if found:
+                return found
+        return []
 
     def any_words(self, words: list[str], limit: int) -> list[tuple[str, str, str]]:
         """(path, title, snippet) of the notes with the most of ``words`` by bm25, best first."""

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from vault.offline import no_telemetry
+
 # Tokens a text is cut to: a chunk of 120 words and its title is ~170 WordPiece tokens in English.
 MAX_TOKENS = 256
 
@@ -134,6 +136,7 @@ class MiniLM:
     """The loaded model: a tokenizer and an onnxruntime session on one thread."""
 
     def __init__(self) -> None:
+        no_telemetry()  # before onnxruntime is imported: it reads the switch when its native side starts
         import onnxruntime
         from tokenizers import Tokenizer
 

@@ -40,6 +40,7 @@ import numpy as np
 from vault import frontmatter, meta
 from vault.embedder import Embedder
 from vault.languages import english_words, reads_as_english
+from vault.offline import no_telemetry
 from vault.paths import NOTE_SUFFIX
 from vault.vectors import Neighbour, VectorStore
 
@@ -139,13 +140,14 @@ class Recall:
     """Vectors for every note of one vault root, kept current by a background thread. Thread-safe."""
 
     def __init__(self, root: Path, path: Path, embedder: Embedder, english: Embedder | None = None) -> None:
+        no_telemetry()  # here, before any thread: a model loaded for the vault reaches no one
         self._root = root
         self._spaces = [_Space(embedder, path)]
         if english is not None:
             self._spaces.append(_Space(english, path.with_name(ENGLISH_VECTORS)))
         self._known: dict[str, tuple[int, int, str]] = {}
         self._gone: set[str] = set()  # notes deleted before the stores were opened
-        self._line: dict[str, None] = {}  # notes waiting to be embedded, oldest first
+        self._line: dict[str, None] = {}  # notes waiting to be embedded, the most recently changed first
         self._later: dict[str, None] = {}  # notes embedded by the first model, for the second to look at
         self._changed = threading.Condition()
         self._working = 0  # notes taken from the lines and not yet stored
@@ -155,24 +157,33 @@ class Recall:
         self._built = False
         self._opened = False
         self._settled = False  # every model loaded, or dropped for failing to load
+        self._loading = False  # the thread is opening the vectors or loading a model (close() does not wait)
         self._thread: threading.Thread | None = None
 
     def start(self, known: dict[str, tuple[int, int, str]]) -> None:
         """Start the thread: it opens the vectors, queues every note of the keyword index (``known``) whose
         vectors are missing or stale, forgets the rest, loads the models and embeds in the background."""
         self._known = known
+        self._loading = True
         self._thread = threading.Thread(target=self._run, name="vault-recall", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
-        """Stop the thread (after the batch it is embedding) and close the files."""
+        """Stop the thread (after the batch it is embedding) and close the files. While a model is still loading
+        (a second or two, and a command that ends at once never needed it) this returns at once: the thread
+        closes the files itself when the load is done, and a process that exits first simply leaves it."""
         with self._changed:
             self._stop = True
             self._changed.notify_all()
+            if self._loading:
+                return
         if self._thread is not None:
             self._thread.join()
         for helper in self._helpers:
             helper.join()
+        self._close_stores()
+
+    def _close_stores(self) -> None:
         for space in self._spaces:
             if space.store is not None:
                 space.store.close()
@@ -189,11 +200,12 @@ class Recall:
 
     def changed(self, paths: Iterable[str]) -> None:
         """Put notes that were written or edited in line to be embedded."""
+        fresh = dict.fromkeys(paths)
         with self._changed:
-            for path in paths:
+            for path in fresh:
                 self._later.pop(path, None)
-                self._line.pop(path, None)
-                self._line[path] = None
+            # Before the notes already waiting: a note just written is the one a person asks about next.
+            self._line = {**fresh, **self._line}
             self._changed.notify_all()
 
     def removed(self, paths: Iterable[str]) -> None:
@@ -203,6 +215,7 @@ class Recall:
             for path in gone:
                 self._line.pop(path, None)
                 self._later.pop(path, None)
+            self._changed.notify_all()  # the lines may be empty now, which wait() waits for
             if not self._opened:  # forgotten when the stores are opened
                 self._gone.update(gone)
                 return
@@ -286,24 +299,16 @@ class Recall:
 
     def _run(self) -> None:
         try:
-            self._open()
-        except Exception:
-            log.exception("the meaning index could not be opened; search answers by words only")
-            return
-        for space in self._spaces:
-            try:
-                load = getattr(space.embedder, "load", None)
-                if load is not None:
-                    load()
-            except Exception:
-                log.exception("the embedding model %s could not be loaded", space.embedder.name)
-                if space is self._spaces[0]:
-                    return
-                self._without(space)
-                break
+            usable = self._open_and_load()
+        finally:
             with self._changed:
-                space.loaded = True
-                self._changed.notify_all()
+                self._loading = False
+                abandoned = self._stop  # close() came while loading and left the files to this thread
+        if abandoned:
+            self._close_stores()
+            return
+        if not usable:
+            return
         helpers = [
             threading.Thread(target=self._work, name=f"vault-recall-{number}", daemon=True)
             for number in range(1, EMBEDDING_THREADS)
@@ -311,9 +316,35 @@ class Recall:
         with self._changed:
             self._helpers = helpers
             self._settled = True
+            self._changed.notify_all()
         for helper in helpers:
             helper.start()
         self._work()
+
+    def _open_and_load(self) -> bool:
+        """Open the vectors and load the models; False when search by meaning cannot work (or was closed)."""
+        try:
+            self._open()
+        except Exception:
+            log.exception("the meaning index could not be opened; search answers by words only")
+            return False
+        for space in self._spaces:
+            if self._stop:
+                return False
+            try:
+                load = getattr(space.embedder, "load", None)
+                if load is not None:
+                    load()
+            except Exception:
+                log.exception("the embedding model %s could not be loaded", space.embedder.name)
+                if space is self._spaces[0]:
+                    return False
+                self._without(space)
+                break
+            with self._changed:
+                space.loaded = True
+                self._changed.notify_all()
+        return True
 
     def _without(self, space: _Space) -> None:
         """Go on without ``space``'s model: its notes are embedded by the first model (words find them
@@ -337,7 +368,8 @@ class Recall:
                     if not self._built and not self._working:
                         self._built = True
                         log.info("meaning index: built, %s notes by model", self.embedded())
-                    self._changed.notify_all()
+                    # No notify here: every change that a waiter waits for notifies where it is made. Two idle
+                    # threads that each notified before waiting woke each other for ever (a core's worth of CPU).
                     self._changed.wait()
                 if self._stop:
                     return
@@ -371,7 +403,8 @@ class Recall:
         with self._changed:
             gone = self._gone | {path for embedded in known for path in embedded if path not in self._known}
             self._gone = set()
-            for path, (_size, _mtime, sha) in self._known.items():
+            for path in self._newest_first():
+                sha = self._known[path][2]
                 answered = zip(known, with_vectors, strict=True)
                 holders = sum(embedded.get(path) == sha and path in vectors for embedded, vectors in answered)
                 if not holders:
@@ -391,6 +424,17 @@ class Recall:
         )
         self.removed(gone)
         _give_back_memory()
+
+    def _newest_first(self) -> Iterable[str]:
+        """The notes of the start's snapshot, the most recently modified first, then the shallowest (a folder's
+        own notes before its archive's): the notes a person asks about get their vectors in the first minutes
+        of a long first build. Sorted in numpy: a key tuple for each of 100,000 notes left ~20 MB of small
+        objects' memory behind."""
+        paths = list(self._known)
+        mtimes = np.fromiter((stamp[1] for stamp in self._known.values()), dtype=np.int64, count=len(paths))
+        depths = np.fromiter((path.count("/") for path in paths), dtype=np.int64, count=len(paths))
+        for position in np.lexsort((depths, -mtimes)):
+            yield paths[position]
 
     def _read(self, rel: str) -> bytes | None:
         try:

@@ -591,15 +591,21 @@ class Vault(Reversible):
         if expression is None:
             return []
         self._catalog.fresh()
+        index = self._catalog.index
+        # The notes the query names go first, whatever the meaning index is doing (hybrid.known_first).
+        known = index.known_items(query, limit, tags=tags, folder=folder or None)
+        wanted = limit + len(known)
         vector = self._recall.query(query) if self._recall is not None else None
         if self._recall is not None and vector is not None:
-            return hybrid.search(
-                self._catalog.index, self._recall, vector, query, expression, limit, tags=tags, folder=folder or None
+            hits = hybrid.search(
+                index, self._recall, vector, query, expression, wanted, tags=tags, folder=folder or None
             )
-        return [
-            SearchHit(path, title, snippet)
-            for path, title, snippet in self._catalog.index.search(expression, limit, tags=tags, folder=folder or None)
-        ]
+        else:
+            hits = [
+                SearchHit(path, title, snippet)
+                for path, title, snippet in index.search(expression, wanted, tags=tags, folder=folder or None)
+            ]
+        return hybrid.known_first(index, known, hits, limit)
 
     def related(self, path: str, limit: int = 3) -> list[Related]:
         """Up to ``limit`` other notes closest in meaning to the note at ``path`` (embedded now if it is

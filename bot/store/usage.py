@@ -81,7 +81,9 @@ async def spend_between(db: Reads, start: datetime, end: datetime) -> float:
 async def usage_by_day(db: Reads, since: datetime | None, tz: tzinfo) -> list[UsageRow]:
     """Usage per day in ``tz`` and per model since ``since`` (all of it when None), oldest day first.
 
-    SQLite knows nothing of time zones, so the days' UTC bounds are computed here and joined in.
+    SQLite knows nothing of time zones, so the days' UTC bounds are computed here and joined in: each day
+    reads its own rows through the time index. (A ``created_at >= since`` beside them gave SQLite a second
+    lower bound, and it took that one: every day read all history before it, 28 s at 100,000 runs.)
     """
     span = await db.fetchone(
         "SELECT min(created_at) AS first, max(created_at) AS last FROM usage WHERE created_at >= ?",
@@ -95,6 +97,8 @@ async def usage_by_day(db: Reads, since: datetime | None, tz: tzinfo) -> list[Us
     for offset in range((last - first).days + 1):
         day: date = first + timedelta(days=offset)
         start, end = day_bounds(day, tz)
+        if since is not None:
+            start = max(start, since)
         days.append([day.isoformat(), to_iso(start), to_iso(end)])
     rows = await db.fetchall(
         """
@@ -104,11 +108,10 @@ async def usage_by_day(db: Reads, since: datetime | None, tz: tzinfo) -> list[Us
                sum(u.cost_usd) AS cost_usd
         FROM json_each(:days) AS d
         JOIN usage AS u ON u.created_at >= d.value ->> 1 AND u.created_at < d.value ->> 2
-        WHERE u.created_at >= :since
         GROUP BY day, u.model
         ORDER BY day, u.model
         """,
-        {"days": json.dumps(days), "since": "" if since is None else to_iso(since)},
+        {"days": json.dumps(days)},
     )
     return [
         UsageRow(
