@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -47,6 +48,18 @@ def swap(note: Path, data: bytes, read: bytes, copies: int) -> int:
     return copies
 
 
+def _still(note: Path, read: bytes) -> bool:
+    """Whether ``note`` keeps holding ``read`` for a while. The bot's exchange shows its text for the
+    instant before it sees the phone's newer file and swaps that back, so a stale version counts as a
+    replacement only if it stays; the swap back is one system call away, seconds are a wide margin."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if note.read_bytes() != read:
+            return False
+        os.sched_yield()
+    return True
+
+
 def main(vault: Path, rounds: int) -> None:
     shared, daily = vault / "Shared.md", vault / "Daily" / "2026-11-23.md"
     latest = 0  # the last phone version swapped into Shared.md
@@ -61,7 +74,7 @@ def main(vault: Path, rounds: int) -> None:
             text = read.decode()
             if note == shared:
                 based = _BASED_ON.findall(text)
-                if based and int(based[-1]) != latest:
+                if based and int(based[-1]) != latest and _still(note, read):
                     problems.append(f"the bot replaced phone version {latest} unseen (built on {based[-1]})")
                 new = f"phone version {k}\n".encode()
                 copies = swap(note, new, read, copies)
