@@ -83,3 +83,27 @@ def test_a_run_id_that_names_no_run_is_refused_with_status_2(tmp_path: Path) -> 
         refused = vaultbot(tmp_path, "undo", given)
         assert (refused.returncode, refused.stderr) == (2, f"vaultbot: {said}\n")
     assert not (tmp_path / "data/vault/.trash").exists()
+
+
+def test_an_undo_that_took_nothing_back_is_not_recorded_and_the_run_stays_undoable(tmp_path: Path) -> None:
+    [run] = filed(tmp_path, "call the plumber")
+    note = tmp_path / "data/vault/Inbox/call the plumber.md"
+    written = note.read_text()
+    note.write_text(written + "He comes on Tuesday.\n")
+
+    left = vaultbot(tmp_path, "undo", run)
+
+    assert left.returncode == 1, left.stderr
+    assert "puts it back" not in left.stdout
+    assert [e for e in json.loads(vaultbot(tmp_path, "log", "--json").stdout) if e["category"] == "undo"] == []
+
+    note.write_text(written)  # the hand edit taken out again
+    done = vaultbot(tmp_path, "undo", run)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"Undid run {run[:8]}:\n• Inbox/call the plumber.md: moved to .trash/")
+    assert not note.exists()
+    redo_id = done.stdout.splitlines()[-1].removeprefix("`vaultbot undo ").split("`")[0]
+    redone = vaultbot(tmp_path, "undo", redo_id)
+    assert redone.returncode == 0, redone.stderr
+    assert note.read_text() == written
