@@ -226,21 +226,25 @@ async def _money(settings: Settings, clock: Clock) -> list[Check]:
 
 
 def _pricing(settings: Settings, prices: PriceTable, used: list[tuple[str, str]]) -> Check:
+    """Only the models in force are judged: a model that earlier runs used and the table cannot price
+    (a name misspelt once, and set right since) is a note, not a failure."""
     source = settings.model.pricing
     where = f"built-in table{f' with {source}' if source.is_file() else ''}"
-    configured = [m for m in (settings.model.name, settings.model.summary_model) if m]
-    # A call is priced by the name the API answered with, else by the name asked for.
-    unpriced = [sent for sent, answered in used if not prices.knows(answered) and not prices.knows(sent)]
-    unknown = list(dict.fromkeys(m for m in [*configured, *unpriced] if not prices.knows(m)))
+    configured = [] if settings.capture_mode else [m for m in (settings.model.name, settings.model.summary_model) if m]
+    top = prices.highest
+    highest = f"counted at the highest price (${top.input:g} in / ${top.output:g} out per million tokens)"
+    unknown = [m for m in dict.fromkeys(configured) if not prices.knows(m)]
     if unknown:
-        top = prices.highest
         return Check(
             "pricing",
             False,
-            f"{', '.join(unknown)} not in the price table ({where}): counted at the highest price "
-            f"(${top.input:g} in / ${top.output:g} out per million tokens); add an entry to {source}",
+            f"{', '.join(unknown)} not in the price table ({where}): {highest}; add an entry to {source}",
         )
-    return Check("pricing", True, f"{len(prices.prices)} models priced ({where})")
+    # A call is priced by the name the API answered with, else by the name asked for.
+    past = [sent for sent, answered in used if not prices.knows(answered) and not prices.knows(sent)]
+    past = [m for m in dict.fromkeys(past) if m not in configured]
+    note = f"; earlier runs used {', '.join(past)}, not in the table: {highest}" if past else ""
+    return Check("pricing", True, f"{len(prices.prices)} models priced ({where}){note}")
 
 
 async def _transcription(settings: Settings) -> Check:
