@@ -7,6 +7,7 @@ import contextlib
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli.logs import log_file, log_files
 from bot.clock import Clock
@@ -17,6 +18,9 @@ from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file, unknown_settings
 from bot.startup import StartupError, capture_folder, open_database, probe_folder
 from vault import PRIVATE_DIR
+
+if TYPE_CHECKING:
+    from bot.transcribe import TranscriptionError
 
 # Seconds the doctor waits for an endpoint: it reports a hung one rather than hanging with it.
 DOCTOR_TIMEOUT = 10.0
@@ -265,7 +269,9 @@ async def _transcription(settings: Settings) -> Check:
     try:
         offered = await client.models()
     except TranscriptionError as exc:
-        return Check("transcription", False, f"{config.model} at {where}: {exc.reason}")
+        if exc.status != 404 or not config.endpoint.endswith("/v1"):
+            return Check("transcription", False, f"{config.model} at {where}: {_unversioned(exc)}")
+        offered = None  # a local server under /v1 that lists no models (e.g. whisper.cpp's)
     finally:
         await client.close()
     key = "key accepted" if config.api_key else "no key"
@@ -280,6 +286,17 @@ async def _transcription(settings: Settings) -> Check:
             f"{where} ({key}) does not offer {config.model}; it offers: {listed} (set VAULTBOT_TRANSCRIBE__MODEL)",
         )
     return Check("transcription", True, f"{config.model} at {where}: reachable, {key}; {limits}")
+
+
+def _unversioned(exc: TranscriptionError) -> str:
+    """Why the endpoint failed, with the fix when a 404 comes from an address that lacks its version:
+    voice notes would be sent to ``…/audio/transcriptions`` there and fail the same way."""
+    if exc.status != 404:
+        return exc.reason
+    return (
+        "its /models answered HTTP 404: OpenAI-compatible services answer under /v1; "
+        "add /v1 to VAULTBOT_TRANSCRIBE__BASE_URL, or every voice note would fail"
+    )
 
 
 async def _mcp(settings: Settings) -> list[Check]:
