@@ -141,14 +141,14 @@ def _vault(settings: Settings) -> Check:
 
 
 async def _database(path: Path) -> Check:
-    from bot.bus import Bus
+    from bot.store import StoreReader
 
     try:
         db = await open_database(path)
     except StartupError as exc:  # the finding itself
         return Check("database", False, str(exc))
     try:
-        counts = await Bus(db).counts()
+        counts = await StoreReader(db).message_counts()
     finally:
         await db.close()
     waiting = counts.get("pending", 0) + counts.get("leased", 0)
