@@ -21,7 +21,7 @@ from bot.cli import tables
 from bot.cli.logs import send_logs
 from bot.clock import day_bounds
 from bot.settings import Settings, SettingsError, load_settings, unknown_settings
-from bot.startup import StartupError, open_database
+from bot.startup import StartupError, only_run, open_database
 from bot.store import MIN_PREFIX
 
 T = TypeVar("T")
@@ -164,9 +164,10 @@ def run_command(ctx: click.Context) -> None:
         )
 
     async def main() -> None:
-        async with await App.open(settings) as app:
-            _settle_heap()
-            await serve(app, stop_on_signals(), announce=_announce, tell=lambda line: click.echo(line, err=True))
+        with only_run(settings.store.path.parent):
+            async with await App.open(settings) as app:
+                _settle_heap()
+                await serve(app, stop_on_signals(), announce=_announce, tell=lambda line: click.echo(line, err=True))
 
     try:
         _run(main())
