@@ -223,7 +223,12 @@ async def test_the_chats_link_and_the_page_agree_on_the_time_they_keep(served: S
     # The link /review sends is made on the real clock; the page opened on the test's (now).
     review = ReviewLink(page=(served.base + "/", served.token), clock=time.time)
     text = await review.find(None)  # type: ignore[arg-type]
-    assert text is not None and text.endswith(" (it signs you in once, within 5 minutes)")
+    assert text is not None
+    link, where = text.split("\n")
+    assert link.endswith(" (it signs you in once, within 5 minutes)")
+    # The page listens on this machine's loopback address: the link says so, and how to reach it.
+    assert where.startswith("It opens on the machine vaultbot runs on (127.0.0.1 is that machine), not on a phone.")
+    assert "VAULTBOT_REVIEW__PUBLIC_URL" in where and "ssh -L" in where
     assert text.startswith(f"{served.base}/sign-in?code=") and served.token not in text
     assert quote(served.token, safe="") not in text
     assert (await open_link(text.split(" ")[0])).status_code == 303
