@@ -58,7 +58,8 @@ def _store_failed(exc: sqlite3.DatabaseError) -> NoReturn:
     raise SystemExit(1) from None
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="vaultbot", message="%(prog)s %(version)s")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Log what happens to standard error (warnings always go to the log file)."
 )
