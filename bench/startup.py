@@ -23,7 +23,16 @@ import time
 from pathlib import Path
 
 VAULTBOT = Path(sys.executable).parent / "vaultbot"
-COMMANDS: list[tuple[str, ...]] = [("--help",), ("log",), ("runs",), ("usage",), ("doctor",), ("chat",)]
+COMMANDS: list[tuple[str, ...]] = [
+    ("--help",),
+    ("log",),
+    ("runs",),
+    ("usage",),
+    ("retry",),  # nothing to retry
+    ("mcp", "list"),  # no servers
+    ("doctor",),
+    ("chat",),
+]
 OWN_PREFIXES = ("VAULTBOT_", "ANTHROPIC_")
 
 

@@ -113,12 +113,15 @@ def chat(ctx: click.Context) -> None:
 @click.pass_context
 def retry(ctx: click.Context, ids: tuple[str, ...]) -> None:
     """Send dead-lettered messages to the model again (all of them without IDs)."""
-    from bot.app import App
-    from bot.cli.retry import NothingToRetry
-    from bot.cli.retry import retry as run_retry
+    from bot.cli.retry import NothingToRetry, nothing_waiting
     from bot.store import UnknownDeadLetter
 
     async def main() -> bool:
+        if not ids and await nothing_waiting(_settings(ctx).store.path):
+            raise NothingToRetry
+        from bot.app import App  # the model, the vault and the MCP servers: only for something to send
+        from bot.cli.retry import retry as run_retry
+
         async with await App.open(_settings(ctx)) as app:
             return await run_retry(app, list(ids), sys.stdout)
 
@@ -385,6 +388,9 @@ def mcp_group() -> None:
 @click.pass_context
 def mcp_list(ctx: click.Context, as_json: bool) -> None:
     """Start each MCP server, list the tool names the model sees, and stop it."""
+    if not _settings(ctx).mcp.servers:  # told without loading the MCP SDK
+        click.echo("[]" if as_json else "No MCP servers are configured (see docs/mcp.md).")
+        return
     from bot.mcp.report import report
 
     servers = _run(report(_settings(ctx)))
