@@ -23,7 +23,7 @@ from vault.document_reader import DocumentReader, ReadingLimits
 from vault.documents import INDEX_CHARS, DocumentText, is_document
 from vault.embedder import Embedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, VaultError
-from vault.files import exclusive_lock, keep_private, make_folders, staged, sync_folder, write_atomic
+from vault.files import exclusive_lock, keep_private, make_folders, note_mode, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
 from vault.index import Entry, match_expression
 from vault.languages import language_of
@@ -273,7 +273,8 @@ class Vault(Reversible):
             device = os.stat(directory).st_dev
         # A hard link cannot cross file systems (a folder that is a mount point): staged beside it then.
         beside = device != self._staging_device
-        with staged(directory if beside else self._staging, data) as file:
+        mode = note_mode(self.root, directory / f"{stem}{NOTE_SUFFIX}")
+        with staged(directory if beside else self._staging, data, mode) as file:
             # A hard link shares the staged file's inode: same size and mtime under its final name.
             stat = file.stat()
             entry = self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat, (front, body))
@@ -403,7 +404,8 @@ class Vault(Reversible):
     def _store(self, path: Path, text: str) -> str:
         """Write ``text`` as the note at ``path`` and put it in line for the index; returns its digest."""
         data = text.encode("utf-8")
-        write_atomic(path, data, sync=False)  # the folder is synced once the lock is released
+        # The folder is synced once the lock is released.
+        write_atomic(path, data, sync=False, mode=note_mode(self.root, path))
         stat = path.stat()
         self._seen[path.resolve()] = (stat.st_mtime_ns, stat.st_size)
         return self._catalog.record(self._rel(path), data, stat)
@@ -440,7 +442,7 @@ class Vault(Reversible):
                 path = directory / (clash_name or candidate)
                 if clash_name is None:
                     try:
-                        write_atomic(path, data, exclusive=True)
+                        write_atomic(path, data, exclusive=True, mode=note_mode(self.root, path))
                     except FileExistsError:
                         continue
                     return self._rel(path)
