@@ -120,6 +120,11 @@ class PageAccess:
         self.used = Once(clock)
         self._started_ms = int(clock() * 1000)
 
+    @property
+    def started(self) -> float:
+        """When the page started (seconds since the epoch): what was signed before is not taken."""
+        return self._started_ms / 1000
+
     def serves(self, host: str) -> bool:
         """The page answers requests addressed to ``host``."""
         return host in self._hosts or (self._any_ip and _is_ip(host))
@@ -222,11 +227,11 @@ class TokenGate:
             return None, None
         given = conn.query_params.get("token")
         if given is not None:
-            wait = access.throttle.wait()
+            wait = access.throttle.wait(client_of(scope))
             if wait:
                 return slow_down(wait), None
             if not access.admits_token(given):
-                access.throttle.failed()
+                access.throttle.failed(client_of(scope))
                 return PlainTextResponse(BAD_TOKEN, status_code=403), None
             cookie = set_cookie(access.sessions.start(), scope, access.root)
             if scope["method"] == "GET" and conn.headers.get("sec-fetch-mode") == "navigate":
@@ -239,6 +244,12 @@ class TokenGate:
         if not access.sessions.admits(session):
             return PlainTextResponse(ENDED, status_code=403), None
         return None, None
+
+
+def client_of(scope: Scope) -> str:
+    """The address a request came from, which the throttle counts failures by."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
 def slow_down(wait: int) -> Response:
