@@ -81,23 +81,27 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 @click.pass_context
 def chat(ctx: click.Context) -> None:
     """Talk to vaultbot in this terminal (or pipe lines in)."""
-    from bot.app import App
-    from bot.channels import OutputClosed
-    from bot.cli.chat import chat as run_chat
+    from bot.cli.chat import PROMPT
 
     settings = _settings(ctx)
     interactive = sys.stdin.isatty()
-    if settings.capture_mode and interactive:
-        click.echo(
-            f"Capture mode (no ANTHROPIC_API_KEY): messages are filed in {settings.vault.path / settings.vault.inbox}. "
-            "Ctrl-D to quit.",
-            err=True,
-        )
+    if interactive:
+        # Said, and the prompt shown, before the app is imported and opened (the SDK, the vault, MCP
+        # servers: seconds): what is typed meanwhile waits in the terminal and is the first line read.
+        click.echo(_chat_banner(settings), err=True)
+        click.echo(PROMPT, nl=False, err=True)
+    try:
+        from bot.channels import OutputClosed
+    except KeyboardInterrupt:  # Ctrl-C at the prompt already shown, as it is once the chat runs
+        raise SystemExit(130) from None
 
     async def main() -> None:
+        from bot.app import App
+        from bot.cli.chat import chat as run_chat
+
         async with await App.open(settings) as app:
             _settle_heap()
-            await run_chat(app, sys.stdin, sys.stdout, interactive=interactive)
+            await run_chat(app, sys.stdin, sys.stdout, interactive=interactive, prompted=interactive)
 
     try:
         _run(main())
@@ -106,6 +110,14 @@ def chat(ctx: click.Context) -> None:
         # program ended by SIGPIPE. Standard output points nowhere, so exiting cannot fail on it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         ctx.exit(141)
+
+
+def _chat_banner(settings: Settings) -> str:
+    """What ``vaultbot chat`` says at a terminal first: the mode, where notes go, and how to quit."""
+    inbox = settings.vault.path / settings.vault.inbox
+    if settings.capture_mode:
+        return f"Capture mode (no ANTHROPIC_API_KEY): messages are filed in {inbox}. Ctrl-D to quit."
+    return f"Assistant mode with {settings.model.name}: notes go to the vault at {settings.vault.path}. Ctrl-D to quit."
 
 
 @cli.command()
