@@ -447,7 +447,9 @@ def test_assistant_chat_at_a_terminal_shows_its_banner_and_prompt_before_the_app
             if select.select([master], [], [], 1)[0]:
                 shown += os.read(master, 1024)
         banner = shown.decode().split("you> ")[0]
-        assert "Assistant mode with claude-sonnet-5: notes go to the vault at data/vault. Ctrl-D to quit." in banner
+        assert "Assistant mode with claude-sonnet-5: notes go to the vault at data/vault." in banner
+        # The data folder is relative, so where the chat starts decides it: said at start.
+        assert f"Those folders follow the current one ({tmp_path.resolve()})" in banner.replace("\r\n", "")
     finally:
         process.kill()
         process.wait()

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import date, datetime, tzinfo
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -116,8 +117,16 @@ def _chat_banner(settings: Settings) -> str:
     """What ``vaultbot chat`` says at a terminal first: the mode, where notes go, and how to quit."""
     inbox = settings.vault.path / settings.vault.inbox
     if settings.capture_mode:
-        return f"Capture mode (no ANTHROPIC_API_KEY): messages are filed in {inbox}. Ctrl-D to quit."
-    return f"Assistant mode with {settings.model.name}: notes go to the vault at {settings.vault.path}. Ctrl-D to quit."
+        said = f"Capture mode (no ANTHROPIC_API_KEY): messages are filed in {inbox}."
+    else:
+        said = f"Assistant mode with {settings.model.name}: notes go to the vault at {settings.vault.path}."
+    relative = [path for path in (settings.vault.path, settings.store.path) if not path.is_absolute()]
+    if relative:  # a chat started in another folder would find none of these notes
+        said += (
+            f" Those folders follow the current one ({Path.cwd()}): VAULTBOT_VAULT__PATH and "
+            "VAULTBOT_STORE__PATH fix them."
+        )
+    return said + " Ctrl-D to quit."
 
 
 @cli.command()
