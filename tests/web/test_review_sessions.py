@@ -279,6 +279,14 @@ async def test_in_a_browser_the_link_from_chat_opens_the_page_once_and_sign_out_
     assert [c for c in await context.cookies() if c["name"] == COOKIE] == []
     again = await page.goto(served.base + "/runs")
     assert again is not None and again.status == 401
+    # Not a bare line: a page of the review page's own look, saying what to do.
+    await expect(page.get_by_role("heading", name="vaultbot review")).to_be_visible()
+    await expect(page.get_by_role("alert")).to_contain_text("Not signed in. This page needs its access token")
+    assert await page.locator("code").first.text_content() == "vaultbot review"
+    assert await page.evaluate("document.styleSheets.length && document.styleSheets[0].cssRules.length") > 0
+    wrong = await page.goto(served.base + "/?token=not-the-token")
+    assert wrong is not None and wrong.status == 403
+    await expect(page.get_by_role("alert")).to_contain_text("Not allowed. That access token is not this page's")
     # The link from chat was for one visit: it opens nothing now.
     used = await page.goto(link)
     assert used is not None and used.status == 403
