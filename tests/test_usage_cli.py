@@ -98,7 +98,11 @@ def test_usage_runs_and_doctor_show_what_a_dated_model_cost(tmp_path: Path) -> N
 
     [listed] = json.loads(run("runs", "--json").output)
     assert listed["cost_usd"] == pytest.approx(0.0147)
-    assert "$0.0147" in run("runs").output
+    listing = run("runs").output
+    [row] = [line for line in listing.splitlines() if listed["id"][:8] in line]
+    # What the run was about, and the cached tokens the cost counts besides input and output.
+    assert "remember the dentist" in row and "1050/230 +4000 cached" in row and "$0.0147" in row
+    assert "cached input (written at 1.25 times the input price, read at a tenth of it)" in listing
     shown = json.loads(run("runs", "show", listed["id"], "--json").output)
     assert shown["cost_usd"] == pytest.approx(0.0147)
 
