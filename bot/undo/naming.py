@@ -54,7 +54,4 @@ async def refuse_undone(undoer: Undoer, run_id: str, again: str) -> None:
 async def _left_by_undos(undoer: Undoer, run_id: str) -> bool:
     """Whether some file ``run_id`` changed was taken back by none of its undos still in force."""
     changed = {change.path for change in await undoer.changes.of_run(run_id)}
-    taken = {
-        change.path for undo in await undoer.changes.active_undos(run_id) for change in await undoer.changes.of_run(undo)
-    }
-    return bool(changed - taken)
+    return bool(changed - await undoer.taken_back(run_id))
