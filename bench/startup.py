@@ -23,7 +23,16 @@ import time
 from pathlib import Path
 
 VAULTBOT = Path(sys.executable).parent / "vaultbot"
-COMMANDS: list[tuple[str, ...]] = [("--help",), ("log",), ("runs",), ("usage",), ("doctor",), ("chat",)]
+COMMANDS: list[tuple[str, ...]] = [
+    ("--help",),
+    ("log",),
+    ("runs",),
+    ("usage",),
+    ("retry",),  # nothing to retry
+    ("mcp", "list"),  # no servers
+    ("doctor",),
+    ("chat",),
+]
 # What `chat` is given on its standard input; the other commands read none.
 LINES = {("chat",): ["", "buy oat milk and the seed catalogue\n"]}
 OWN_PREFIXES = ("VAULTBOT_", "ANTHROPIC_")

@@ -9,25 +9,58 @@ same sentences.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.db import Database
+from bot.private_files import make_private_folder, open_private
 from bot.settings import VaultSettings
 
 if TYPE_CHECKING:
     from vault import Vault
 
-__all__ = ["StartupError", "capture_folder", "open_database", "open_vault", "probe_folder"]
+__all__ = ["RUN_LOCK", "StartupError", "capture_folder", "only_run", "open_database", "open_vault", "probe_folder"]
 
 PROBE_PREFIX = ".vaultbot-probe-"
+# In the store's folder: held by the one `vaultbot run` that serves it.
+RUN_LOCK = "vaultbot.run.lock"
 
 
 class StartupError(Exception):
     """Something a command needs cannot be used; the message is one line naming it and why."""
+
+
+@contextmanager
+def only_run(folder: Path) -> Iterator[None]:
+    """Hold the run lock of the data folder ``folder`` while the block runs, or raise
+    :class:`StartupError` naming the process that holds it.
+
+    Two runs on one store would poll one Telegram token (Telegram's 409 then ends one of them, not
+    always the newcomer) and answer each message twice, so the second is refused before it polls.
+    The kernel lets go of the lock when its process ends, however it ends: a crash leaves none.
+    """
+    make_private_folder(folder)
+    fd = open_private(str(folder / RUN_LOCK), os.O_RDWR | os.O_CREAT)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise StartupError(
+                f"another `vaultbot run` (process {holder}) already serves the data folder {folder}: "
+                "stop it first, or give this one a store of its own (VAULTBOT_STORE__PATH)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 async def open_database(path: Path, *, write: bool = True) -> Database:

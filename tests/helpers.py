@@ -170,11 +170,11 @@ class DiskFaults:
         real = vault.files.staged
 
         @contextlib.contextmanager
-        def staged(directory: Path, data: bytes) -> Iterator[Path]:
+        def staged(directory: Path, data: bytes, mode: int | None = None) -> Iterator[Path]:
             if self._times is None or len(self.failed) < self._times:
                 self.failed.append(directory)
                 raise self._error
-            with real(directory, data) as file:
+            with real(directory, data, mode) as file:
                 yield file
 
         # vault.vault imported the name; vault.files' own write_atomic looks it up in its module.

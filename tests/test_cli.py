@@ -409,3 +409,49 @@ def test_runs_and_log_show_the_latest_20_as_the_readme_says_and_limit_shows_more
     assert len(as_json(tmp_path, "log", "--limit", "500")) == 23
     refused = vaultbot(tmp_path, "runs", "--limit", "0")
     assert refused.returncode == 2 and "--limit" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_version_and_h_answer_without_loading_settings(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "vaultbot.toml").write_text("not toml at all [")  # settings are not read for these
+    shown = vaultbot(tmp_path, "--version")
+    assert (shown.returncode, shown.stdout) == (0, f"vaultbot {version('vaultbot')}\n"), shown.stderr
+    assert vaultbot(tmp_path, "-h").stdout.startswith("Usage: ")
+    (tmp_path / "config" / "vaultbot.toml").unlink()
+    for args in (["-h"], ["run", "-h"], ["undo", "-h"]):
+        helped = vaultbot(tmp_path, *args)
+        assert helped.returncode == 0, helped.stderr
+        assert helped.stdout.startswith("Usage: ") and "-h, --help" in helped.stdout
+
+
+def test_assistant_chat_at_a_terminal_shows_its_banner_and_prompt_before_the_app_is_open(tmp_path: Path) -> None:
+    # An MCP server that never starts holds the app's opening for an hour: the prompt must not wait for it.
+    never = json.dumps({"slow": {"command": sys.executable, "args": ["-c", "import time; time.sleep(3600)"],
+                                 "start_timeout": 3600}})
+    master, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "chat"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=tmp_path,
+        env=subprocess_env(ANTHROPIC_API_KEY="sk-ant-banner", VAULTBOT_MCP__SERVERS=never),
+    )
+    try:
+        shown = b""
+        deadline = time.monotonic() + 30
+        while b"you> " not in shown:
+            assert time.monotonic() < deadline and process.poll() is None, shown
+            if select.select([master], [], [], 1)[0]:
+                shown += os.read(master, 1024)
+        banner = shown.decode().split("you> ")[0]
+        assert "Assistant mode with claude-sonnet-5: notes go to the vault at data/vault." in banner
+        # The data folder is relative, so where the chat starts decides it: said at start.
+        assert f"Those folders follow the current one ({tmp_path.resolve()})" in banner.replace("\r\n", "")
+    finally:
+        process.kill()
+        process.wait()
+        os.close(master)
+        os.close(terminal)

@@ -58,7 +58,11 @@ def packages_in(importtime: str) -> set[str]:
     return {module.split(".")[0] for module in modules if module != "imported package"}  # not the header's
 
 
-@pytest.mark.parametrize("command", [("log",), ("runs",), ("usage",), ("log", "--json"), ("--help",)], ids=" ".join)
+@pytest.mark.parametrize(
+    "command",
+    [("log",), ("runs",), ("usage",), ("log", "--json"), ("--help",), ("retry",), ("mcp", "list")],
+    ids=" ".join,
+)
 def test_a_command_that_reads_the_store_imports_no_model_channel_or_page(
     tmp_path: Path, command: tuple[str, ...]
 ) -> None:

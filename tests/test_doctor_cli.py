@@ -157,3 +157,27 @@ def test_doctor_says_which_system_prompt_the_model_gets(tmp_path: Path) -> None:
         "FAIL  system prompt: config/system_prompt.md cannot be read (Permission denied): "
         "VAULTBOT_MODEL__SYSTEM_PROMPT names it"
     )
+
+
+def test_a_base_url_ending_in_v1_is_named_as_the_slip_it_is(tmp_path: Path, fake: FakeAnthropic) -> None:
+    done = doctor(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=f"{fake.base_url}/v1")
+    assert done.returncode == 1
+    assert line(done, "model").endswith(
+        "ANTHROPIC_BASE_URL ends in /v1, and the SDK adds /v1 itself: take the /v1 off (HTTP 404)"
+    )
+    assert "VAULTBOT_MODEL__NAME" not in line(done, "model")
+
+
+def test_a_chat_through_a_base_url_ending_in_v1_says_the_same(tmp_path: Path, fake: FakeAnthropic) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "chat"],
+        input="remember the dentist\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=subprocess_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=f"{fake.base_url}/v1/"),
+        timeout=60,
+    )
+    said = done.stdout + done.stderr
+    assert "ANTHROPIC_BASE_URL ends in /v1, and the SDK adds /v1 itself: take the /v1 off" in said
+    assert "VAULTBOT_MODEL__NAME" not in said

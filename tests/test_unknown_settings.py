@@ -27,6 +27,20 @@ CASES = [
         "unknown setting VAULTBOT_ANTHROPIC_KEY; did you mean ANTHROPIC_API_KEY?",
     ),
     (
+        "sdk's own name misspelt",
+        {"ANTHROPIC_APIKEY": "sk-ant-unused"},
+        "",
+        "",
+        "unknown setting ANTHROPIC_APIKEY; did you mean ANTHROPIC_API_KEY?",
+    ),
+    (
+        "sdk's base url misspelt in .env",
+        {},
+        "ANTHROPIC_BASE_ULR=http://127.0.0.1:1\n",
+        "",
+        "unknown setting ANTHROPIC_BASE_ULR in .env; did you mean ANTHROPIC_BASE_URL?",
+    ),
+    (
         "dotenv",
         {},
         "VAULTBOT_BUS__MAX_ATTEMPT=3\n",
@@ -103,6 +117,7 @@ def test_known_settings_in_every_form_raise_no_warning(tmp_path: Path) -> None:
         "VAULTBOT_BUS": '{"max_attempts": 3}',
         "VAULTBOT_CONFIG": "config/vaultbot.toml",
         "vaultbot_model__name": "claude-haiku-5",
+        "ANTHROPIC_MODEL": "another program's",  # not one of vaultbot's, nor like one
     }
     toml = "timezone = 'Europe/Berlin'\n[vault]\ninbox = 'In'\n[telegram]\nallowed_users = [42]\n"
     done = vaultbot(tmp_path, "chat", env, "VAULTBOT_STORE__PATH=state/bot.db\n", toml)

@@ -98,7 +98,11 @@ def test_usage_runs_and_doctor_show_what_a_dated_model_cost(tmp_path: Path) -> N
 
     [listed] = json.loads(run("runs", "--json").output)
     assert listed["cost_usd"] == pytest.approx(0.0147)
-    assert "$0.0147" in run("runs").output
+    listing = run("runs").output
+    [row] = [line for line in listing.splitlines() if listed["id"][:8] in line]
+    # What the run was about, and the cached tokens the cost counts besides input and output.
+    assert "remember the dentist" in row and "1050/230 +4000 cached" in row and "$0.0147" in row
+    assert "cached input (written at 1.25 times the input price, read at a tenth of it)" in listing
     shown = json.loads(run("runs", "show", listed["id"], "--json").output)
     assert shown["cost_usd"] == pytest.approx(0.0147)
 
@@ -113,10 +117,17 @@ def test_a_model_missing_from_the_table_costs_the_highest_price_and_doctor_says_
     [row] = json.loads(run("usage", "--json").output)
     # The highest prices in the built-in table: $10 in, $50 out, $12.50 cache write, $0.50 cache read.
     assert row["cost_usd"] == pytest.approx((1050 * 10 + 230 * 50 + 2000 * 12.5 + 2000 * 0.5) / 1e6)
-    checked = doctor()
+    checked = doctor(VAULTBOT_MODEL__NAME="claude-mystery-9")
     assert checked.exit_code == 1
     [line] = [line for line in checked.output.splitlines() if "pricing" in line]
     assert line.startswith("FAIL") and "claude-mystery-9 not in the price table" in line
+
+
+def test_a_misspelt_model_used_once_is_a_note_once_the_model_in_force_is_priced(tmp_path: Path) -> None:
+    chat(tmp_path, "claude-sonet-5")
+    for checked in (doctor(), run("doctor", ANTHROPIC_API_KEY="")):  # the default model, then capture mode
+        [line] = [line for line in checked.output.splitlines() if "pricing" in line]
+        assert line.startswith("ok") and "earlier runs used claude-sonet-5, not in the table" in line, line
 
 
 def test_rows_are_named_by_the_model_asked_for_even_when_the_api_says_otherwise(tmp_path: Path) -> None:

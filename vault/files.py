@@ -18,16 +18,19 @@ _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
 
 
-def write_atomic(path: Path, data: bytes, *, exclusive: bool = False, sync: bool = True) -> None:
+def write_atomic(
+    path: Path, data: bytes, *, exclusive: bool = False, sync: bool = True, mode: int | None = None
+) -> None:
     """Replace ``path`` with ``data`` so readers see the old file or the new one, never half.
 
     With ``exclusive`` the file must not exist yet: it is linked into place, which fails with
     ``FileExistsError`` instead of overwriting a note that appeared meanwhile (Obsidian, a sync).
     Without ``sync`` the caller must :func:`sync_folder` the parent itself before relying
-    on the new name surviving a crash (so it can do that after releasing a lock).
+    on the new name surviving a crash (so it can do that after releasing a lock). ``mode``: the
+    file's permissions (owner-only without it).
     """
     make_folders(path.parent)
-    with staged(path.parent, data) as tmp:
+    with staged(path.parent, data, mode) as tmp:
         if exclusive:
             os.link(tmp, path)
         else:
@@ -37,16 +40,18 @@ def write_atomic(path: Path, data: bytes, *, exclusive: bool = False, sync: bool
 
 
 @contextlib.contextmanager
-def staged(directory: Path, data: bytes) -> Iterator[Path]:
+def staged(directory: Path, data: bytes, mode: int | None = None) -> Iterator[Path]:
     """A temporary file in ``directory`` holding ``data``, already on disk (fsynced); removed on exit.
 
     Renaming or linking it into place inside the block publishes ``data`` atomically; staging is
     the slow part of a write, so it can happen before a lock is taken. The name starts with a dot
-    so Obsidian and listings ignore the file meanwhile.
+    so Obsidian and listings ignore the file meanwhile. It is owner-only, or has ``mode``.
     """
     fd, tmp_name = tempfile.mkstemp(prefix=".vault-", suffix=".tmp", dir=directory)
     try:
         try:
+            if mode is not None:
+                os.fchmod(fd, mode)
             # Straight to the descriptor: a buffered file object would add three syscalls and a copy.
             written = 0
             while written < len(data):
@@ -66,6 +71,16 @@ def staged(directory: Path, data: bytes) -> Iterator[Path]:
 # 0700 and its files 0600, whatever the umask. The person's notes and folders keep their own modes.
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_FOLDER_MODE = 0o700
+
+
+def note_mode(root: Path, path: Path) -> int:
+    """The permissions a note written at ``path`` gets: the ones it has, for a note that exists;
+    else the vault folder ``root``'s own, without execute (a vault others read, as a sync run by
+    another user does, gets notes they can read; a private one, private notes)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return root.stat().st_mode & 0o666
 
 
 def keep_private(folder: Path) -> None:

@@ -31,11 +31,12 @@ except (AttributeError, OSError, TypeError):  # not glibc 2.28+ or not Linux
 _exchanges = [_renameat2 is not None]  # turned off the first time the file system refuses
 
 
-def swap_in(path: Path, data: bytes, based_on: bytes) -> bytes | None:
-    """Put ``data`` at ``path`` if ``path`` still holds ``based_on``; returns None when it did, else
-    the bytes ``path`` holds now (left in place, untouched). Raises ``FileNotFoundError`` when the
-    note is gone. The caller holds the folder's lock, so vaultbot's own writers never race here."""
-    with staged(path.parent, data) as tmp:
+def swap_in(path: Path, data: bytes, based_on: bytes, *, mode: int | None = None) -> bytes | None:
+    """Put ``data`` at ``path`` (with ``mode``, as :func:`vault.files.staged` takes it) if ``path`` still
+    holds ``based_on``; returns None when it did, else the bytes ``path`` holds now (left in place,
+    untouched). Raises ``FileNotFoundError`` when the note is gone. The caller holds the folder's lock,
+    so vaultbot's own writers never race here."""
+    with staged(path.parent, data, mode) as tmp:
         if _exchanges[0]:
             try:
                 return _exchange_in(path, tmp, data, based_on)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault.changes import Change, digest, line_diff, rebuild, text_detail
 from vault.errors import InvalidNote, NoteExists, PathNotAllowed
-from vault.files import exclusive_lock, make_folders, sync_folder, write_atomic
+from vault.files import exclusive_lock, make_folders, note_mode, sync_folder, write_atomic
 from vault.paths import NOTE_SUFFIX, confine, show, split_components
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ class Reversible:
             return Outcome("undone")
         version = self._version_path(location)
         write_atomic(version, data)
-        write_atomic(location, earlier)
+        write_atomic(location, earlier, mode=note_mode(self.root, location))
         stat = location.stat()
         self._seen[location] = (stat.st_mtime_ns, stat.st_size)
         self._catalog.record(change.path, earlier, stat)

@@ -23,7 +23,7 @@ from vault.document_reader import DocumentReader, ReadingLimits
 from vault.documents import INDEX_CHARS, DocumentText, is_document
 from vault.embedder import Embedder
 from vault.errors import InvalidNote, NoteChanged, NoteExists, NoteNotFound, NotRead, VaultError
-from vault.files import exclusive_lock, keep_private, make_folders, staged, sync_folder, write_atomic
+from vault.files import exclusive_lock, keep_private, make_folders, note_mode, staged, sync_folder, write_atomic
 from vault.folder_names import FolderNames, names_by_casefold
 from vault.index import Entry, match_expression
 from vault.languages import language_of
@@ -276,7 +276,8 @@ class Vault(Reversible):
             device = os.stat(directory).st_dev
         # A hard link cannot cross file systems (a folder that is a mount point): staged beside it then.
         beside = device != self._staging_device
-        with staged(directory if beside else self._staging, data) as file:
+        mode = note_mode(self.root, directory / f"{stem}{NOTE_SUFFIX}")
+        with staged(directory if beside else self._staging, data, mode) as file:
             # A hard link shares the staged file's inode: same size and mtime under its final name.
             stat = file.stat()
             entry = self._catalog.entry(self._rel(directory / f"{stem}{NOTE_SUFFIX}"), data, stat, (front, body))
@@ -423,7 +424,8 @@ class Vault(Reversible):
         the index; returns its digest, or the bytes another program put there meanwhile (kept)."""
         data = text.encode("utf-8")
         try:
-            now = swap_in(path, data, based_on)  # the folder is synced once the lock is released
+            # The folder is synced once the lock is released.
+            now = swap_in(path, data, based_on, mode=note_mode(self.root, path))
         except FileNotFoundError:
             raise NoteChanged(f"{show(self._rel(path))} was deleted on disk while it was written.") from None
         if now is not None:
@@ -464,7 +466,7 @@ class Vault(Reversible):
                 path = directory / (clash_name or candidate)
                 if clash_name is None:
                     try:
-                        write_atomic(path, data, exclusive=True)
+                        write_atomic(path, data, exclusive=True, mode=note_mode(self.root, path))
                     except FileExistsError:
                         continue
                     return self._rel(path)

@@ -172,48 +172,57 @@ class Bus:
         )
         return [Delivery(**dict(row)) for row in rows]
 
-    async def ack(self, message_id: int) -> bool:
-        """Mark a leased message done; False if it was not leased (already acked, or dead)."""
-        return await self._finish(message_id, "done", None)
+    # Settling and renewing are fenced by the claim's attempt (``attempt``): a handler paused past its
+    # lease (a stopped process, a long GC) must not settle or renew the message once it is claimed again.
 
-    async def dead(self, message_id: int, error: str) -> bool:
+    async def ack(self, message_id: int, *, attempt: int | None = None) -> bool:
+        """Mark a leased message done; False if it was not leased (already acked, or dead), or was
+        claimed again since the claim ``attempt``."""
+        return await self._finish(message_id, "done", None, attempt)
+
+    async def dead(self, message_id: int, error: str, *, attempt: int | None = None) -> bool:
         """Dead-letter a message: it is kept, with ``error``, and never delivered again."""
-        return await self._finish(message_id, "dead", error)
+        return await self._finish(message_id, "dead", error, attempt)
 
-    async def nack(self, message_id: int, *, delay: float = 0.0, error: str | None = None) -> bool:
+    async def nack(
+        self, message_id: int, *, delay: float = 0.0, error: str | None = None, attempt: int | None = None
+    ) -> bool:
         """Give a leased message back, to be delivered again after ``delay`` seconds."""
         row = await self._db.fetchone(
             """
             UPDATE bus_messages
             SET status = 'pending', available_at = ?, lease_until = NULL, owner = NULL,
                 last_error = coalesce(?, last_error), updated_at = ?
-            WHERE id = ? AND status = 'leased'
+            WHERE id = ? AND status = 'leased' AND (? IS NULL OR attempts = ?)
             RETURNING topic
             """,
-            (self._clock() + delay, error, now_iso(), message_id),
+            (self._clock() + delay, error, now_iso(), message_id, attempt, attempt),
         )
         if row is not None:
             self.announce(row["topic"])
         return row is not None
 
-    async def extend(self, message_id: int, lease: float) -> bool:
-        """Push a leased message's lease ``lease`` seconds from now (a heartbeat)."""
+    async def extend(self, message_id: int, lease: float, *, attempt: int | None = None) -> bool:
+        """Push a leased message's lease ``lease`` seconds from now (a heartbeat); False when it is
+        not leased, or was claimed again since the claim ``attempt``."""
         changed = await self._db.execute(
-            "UPDATE bus_messages SET lease_until = ? WHERE id = ? AND status = 'leased'",
-            (self._clock() + lease, message_id),
+            "UPDATE bus_messages SET lease_until = ? "
+            "WHERE id = ? AND status = 'leased' AND (? IS NULL OR attempts = ?)",
+            (self._clock() + lease, message_id, attempt, attempt),
         )
         return changed > 0
 
-    async def _finish(self, message_id: int, status: str, error: str | None) -> bool:
-        """Mark a pending or leased message ``status``; False if it was neither."""
+    async def _finish(self, message_id: int, status: str, error: str | None, attempt: int | None) -> bool:
+        """Mark a pending or leased message ``status``; False if it was neither, or was claimed again
+        since the claim ``attempt``."""
         row = await self._db.fetchone(
             """
             UPDATE bus_messages
             SET status = ?, lease_until = NULL, last_error = coalesce(?, last_error), updated_at = ?
-            WHERE id = ? AND status IN ('pending', 'leased')
+            WHERE id = ? AND status IN ('pending', 'leased') AND (? IS NULL OR attempts = ?)
             RETURNING topic
             """,
-            (status, error, now_iso(), message_id),
+            (status, error, now_iso(), message_id, attempt, attempt),
         )
         if row is not None:
             self.announce(row["topic"])

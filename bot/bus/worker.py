@@ -88,7 +88,7 @@ class Worker:
         self.owner = f"{name}@{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self._tasks: set[asyncio.Task[None]] = set()
         # The messages whose handlers are running, for the heartbeat to renew their leases.
-        self._leased: set[int] = set()
+        self._leased: dict[int, int] = {}  # message id: the attempt of its claim
         self._wake = asyncio.Event()
         self._stopping = False
         # Set by drain(): the loop time after which nothing that is not yet due is waited for.
@@ -230,12 +230,12 @@ class Worker:
                 delivery, LeaseExpired(f"its worker stopped {delivery.attempts - 1} times while handling it")
             )
             return
-        self._leased.add(delivery.id)
+        self._leased[delivery.id] = delivery.attempts
         try:
             acked = await self.handler(delivery)
         except asyncio.CancelledError:
             # Stopped before finishing: hand the message back at once for redelivery.
-            await self._settle(delivery, asyncio.shield(self.bus.nack(delivery.id, error="worker stopped")))
+            await self._settle(delivery, asyncio.shield(self.bus.nack(delivery.id, error="worker stopped", attempt=delivery.attempts)))
             raise
         except Retry as exc:
             await self._retry(delivery, exc, exc.delay)
@@ -246,9 +246,9 @@ class Worker:
             await self._retry(delivery, exc, None)
         else:
             if acked is not ACKED:
-                await self._settle(delivery, self.bus.ack(delivery.id))
+                await self._settle(delivery, self.bus.ack(delivery.id, attempt=delivery.attempts))
         finally:
-            self._leased.discard(delivery.id)
+            self._leased.pop(delivery.id, None)
 
     async def _retry(self, delivery: Delivery, error: BaseException, delay: float | None) -> None:
         if delivery.attempts >= self.max_attempts:
@@ -257,7 +257,7 @@ class Worker:
         if delay is None:
             delay = Backoff(self.backoff, self.backoff_max, jitter=True).delay(delivery.attempts)
         log.info("retrying %s#%s in %.1fs: %s", self.topic, delivery.id, delay, describe(error))
-        await self._settle(delivery, self.bus.nack(delivery.id, delay=delay, error=describe(error)))
+        await self._settle(delivery, self.bus.nack(delivery.id, delay=delay, error=describe(error), attempt=delivery.attempts))
 
     async def _dead(self, delivery: Delivery, error: BaseException) -> None:
         log.warning(
@@ -268,7 +268,7 @@ class Worker:
                 await self.on_dead(delivery, error)
             except Exception:
                 log.exception("on_dead failed for %s#%s", self.topic, delivery.id)
-        await self._settle(delivery, self.bus.dead(delivery.id, describe(error)))
+        await self._settle(delivery, self.bus.dead(delivery.id, describe(error), attempt=delivery.attempts))
 
     async def _settle(self, delivery: Delivery, settling: Awaitable[object]) -> None:
         """Await an ack, nack or dead-letter of ``delivery``. If the database is briefly unusable
@@ -292,9 +292,9 @@ class Worker:
         while True:
             await asyncio.sleep(pause)
             pause = every
-            for message_id in list(self._leased):
+            for message_id, attempt in list(self._leased.items()):
                 try:
-                    await self.bus.extend(message_id, self.lease)
+                    await self.bus.extend(message_id, self.lease, attempt=attempt)
                 except Exception as exc:
                     if not is_transient(exc):
                         raise

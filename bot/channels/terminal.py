@@ -225,8 +225,9 @@ async def _hold() -> None:
     await asyncio.get_running_loop().create_future()
 
 
-async def read_lines(stream: TextIO, prompt: str | None) -> AsyncIterator[str]:
-    """Lines from ``stream`` without blocking the event loop; shows ``prompt`` at a terminal.
+async def read_lines(stream: TextIO, prompt: str | None, *, prompted: bool = False) -> AsyncIterator[str]:
+    """Lines from ``stream`` without blocking the event loop; shows ``prompt`` at a terminal (from the
+    second line on when ``prompted``: the first one is shown already).
 
     A daemon thread does the blocking reads, not the loop's executor: at Ctrl-C the program
     must not wait for a line that will never come.
@@ -246,9 +247,10 @@ async def read_lines(stream: TextIO, prompt: str | None) -> AsyncIterator[str]:
 
     threading.Thread(target=pump, name="stdin", daemon=True).start()
     while True:
-        if prompt:
+        if prompt and not prompted:
             sys.stderr.write(prompt)
             sys.stderr.flush()
+        prompted = False
         line = await lines.get()
         if line is None:
             return

@@ -5,17 +5,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from bot.app import App
 from bot.channels import OutputClosed, Seat, TerminalChannel, read_lines, take_seat
+
+if TYPE_CHECKING:
+    from bot.app import App
 
 log = logging.getLogger(__name__)
 
 GRACE_SECONDS = 10.0
+PROMPT = "you> "
 
 
-async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> None:
+async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool, prompted: bool = False) -> None:
     """Handle each line in order, printing every reply before reading the next line. At a terminal
     (``interactive`` and ``out`` a TTY) replies appear as they are written.
 
@@ -24,23 +27,25 @@ async def chat(app: App, stream: TextIO, out: TextIO, *, interactive: bool) -> N
     When ``out`` is closed (``vaultbot chat | head -1``) it stops reading and raises :class:`OutputClosed`
     once the run in flight has finished; the replies it could not print are printed on the next start.
 
-    Each terminal open at once is its own conversation (:mod:`bot.channels.seats`).
+    Each terminal open at once is its own conversation (:mod:`bot.channels.seats`). ``prompted``: the
+    first prompt is on the screen already (shown while the app opened).
     """
     seat = await take_seat(app.settings.store.path)
     try:
-        await _chat(app, stream, out, seat=seat, interactive=interactive)
+        await _chat(app, stream, out, seat=seat, interactive=interactive, prompted=prompted)
     finally:
         seat.release()
 
 
-async def _chat(app: App, stream: TextIO, out: TextIO, *, seat: Seat, interactive: bool) -> None:
+async def _chat(app: App, stream: TextIO, out: TextIO, *, seat: Seat, interactive: bool, prompted: bool) -> None:
     live = interactive and out.isatty()
     if interactive and seat.number > 1:
         print(
-            f"Another vaultbot chat is open on this store: this one is conversation {seat.conversation}, "
-            "with its own history.",
+            f"{chr(10) if prompted else ''}Another vaultbot chat is open on this store: this one is conversation "
+            f"{seat.conversation}, with its own history.",
             file=sys.stderr,
         )
+        prompted = False  # the prompt is shown again below it
     channel = TerminalChannel(
         app.bus, out, user=seat.user, conversation=seat.conversation, progress=app.progress if live else None
     )
@@ -50,7 +55,7 @@ async def _chat(app: App, stream: TextIO, out: TextIO, *, seat: Seat, interactiv
             tasks.create_task(worker.run())
         streaming = tasks.create_task(channel.stream())
         try:
-            async for line in read_lines(stream, "you> " if interactive else None):
+            async for line in read_lines(stream, PROMPT if interactive else None, prompted=prompted):
                 answer = await channel.answer(line)  # a question for consent takes the next line
                 if answer is not None:
                     await channel.settled(answer)

@@ -22,7 +22,7 @@ from bot.cli import tables
 from bot.cli.logs import send_logs
 from bot.clock import day_bounds
 from bot.settings import Settings, SettingsError, load_settings, unknown_settings
-from bot.startup import StartupError, open_database
+from bot.startup import StartupError, only_run, open_database
 from bot.store import MIN_PREFIX
 
 T = TypeVar("T")
@@ -59,7 +59,8 @@ def _store_failed(exc: sqlite3.DatabaseError) -> NoReturn:
     raise SystemExit(1) from None
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="vaultbot", message="%(prog)s %(version)s")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Log what happens to standard error (warnings always go to the log file)."
 )
@@ -81,23 +82,27 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 @click.pass_context
 def chat(ctx: click.Context) -> None:
     """Talk to vaultbot in this terminal (or pipe lines in)."""
-    from bot.app import App
-    from bot.channels import OutputClosed
-    from bot.cli.chat import chat as run_chat
+    from bot.cli.chat import PROMPT
 
     settings = _settings(ctx)
     interactive = sys.stdin.isatty()
-    if settings.capture_mode and interactive:
-        click.echo(
-            f"Capture mode (no ANTHROPIC_API_KEY): messages are filed in {settings.vault.path / settings.vault.inbox}. "
-            "Ctrl-D to quit.",
-            err=True,
-        )
+    if interactive:
+        # Said, and the prompt shown, before the app is imported and opened (the SDK, the vault, MCP
+        # servers: seconds): what is typed meanwhile waits in the terminal and is the first line read.
+        click.echo(_chat_banner(settings), err=True)
+        click.echo(PROMPT, nl=False, err=True)
+    try:
+        from bot.channels import OutputClosed
+    except KeyboardInterrupt:  # Ctrl-C at the prompt already shown, as it is once the chat runs
+        raise SystemExit(130) from None
 
     async def main() -> None:
+        from bot.app import App
+        from bot.cli.chat import chat as run_chat
+
         async with await App.open(settings) as app:
             _settle_heap()
-            await run_chat(app, sys.stdin, sys.stdout, interactive=interactive)
+            await run_chat(app, sys.stdin, sys.stdout, interactive=interactive, prompted=interactive)
 
     try:
         _run(main())
@@ -108,17 +113,36 @@ def chat(ctx: click.Context) -> None:
         ctx.exit(141)
 
 
+def _chat_banner(settings: Settings) -> str:
+    """What ``vaultbot chat`` says at a terminal first: the mode, where notes go, and how to quit."""
+    inbox = settings.vault.path / settings.vault.inbox
+    if settings.capture_mode:
+        said = f"Capture mode (no ANTHROPIC_API_KEY): messages are filed in {inbox}."
+    else:
+        said = f"Assistant mode with {settings.model.name}: notes go to the vault at {settings.vault.path}."
+    relative = [path for path in (settings.vault.path, settings.store.path) if not path.is_absolute()]
+    if relative:  # a chat started in another folder would find none of these notes
+        said += (
+            f" Those folders follow the current one ({Path.cwd()}): VAULTBOT_VAULT__PATH and "
+            "VAULTBOT_STORE__PATH fix them."
+        )
+    return said + " Ctrl-D to quit."
+
+
 @cli.command()
 @click.argument("ids", nargs=-1)
 @click.pass_context
 def retry(ctx: click.Context, ids: tuple[str, ...]) -> None:
     """Send dead-lettered messages to the model again (all of them without IDs)."""
-    from bot.app import App
-    from bot.cli.retry import NothingToRetry
-    from bot.cli.retry import retry as run_retry
+    from bot.cli.retry import NothingToRetry, nothing_waiting
     from bot.store import UnknownDeadLetter
 
     async def main() -> bool:
+        if not ids and await nothing_waiting(_settings(ctx).store.path):
+            raise NothingToRetry
+        from bot.app import App  # the model, the vault and the MCP servers: only for something to send
+        from bot.cli.retry import retry as run_retry
+
         async with await App.open(_settings(ctx)) as app:
             return await run_retry(app, list(ids), sys.stdout)
 
@@ -165,9 +189,10 @@ def run_command(ctx: click.Context) -> None:
         )
 
     async def main() -> None:
-        async with await App.open(settings) as app:
-            _settle_heap()
-            await serve(app, stop_on_signals(), announce=_announce, tell=lambda line: click.echo(line, err=True))
+        with only_run(settings.store.path.parent):
+            async with await App.open(settings) as app:
+                _settle_heap()
+                await serve(app, stop_on_signals(), announce=_announce, tell=lambda line: click.echo(line, err=True))
 
     try:
         _run(main())
@@ -431,6 +456,9 @@ def mcp_group() -> None:
 @click.pass_context
 def mcp_list(ctx: click.Context, as_json: bool) -> None:
     """Start each MCP server, list the tool names the model sees, and stop it."""
+    if not _settings(ctx).mcp.servers:  # told without loading the MCP SDK
+        click.echo("[]" if as_json else "No MCP servers are configured (see docs/mcp.md).")
+        return
     from bot.mcp.report import report
 
     servers = _run(report(_settings(ctx)))

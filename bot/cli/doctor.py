@@ -7,6 +7,7 @@ import contextlib
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli.logs import log_file, log_files
 from bot.clock import Clock
@@ -17,6 +18,9 @@ from bot.runner.pricing import PriceTable, PricingError, load_prices
 from bot.settings import Settings, config_file, unknown_settings
 from bot.startup import StartupError, capture_folder, open_database, probe_folder
 from vault import PRIVATE_DIR, find_conflicts
+
+if TYPE_CHECKING:
+    from bot.transcribe import TranscriptionError
 
 # Seconds the doctor waits for an endpoint: it reports a hung one rather than hanging with it.
 DOCTOR_TIMEOUT = 10.0
@@ -149,14 +153,14 @@ def _sync_conflicts(settings: Settings) -> Check:
 
 
 async def _database(path: Path) -> Check:
-    from bot.bus import Bus
+    from bot.store import StoreReader
 
     try:
         db = await open_database(path)
     except StartupError as exc:  # the finding itself
         return Check("database", False, str(exc))
     try:
-        counts = await Bus(db).counts()
+        counts = await StoreReader(db).message_counts()
     finally:
         await db.close()
     waiting = counts.get("pending", 0) + counts.get("leased", 0)
@@ -238,21 +242,25 @@ async def _money(settings: Settings, clock: Clock) -> list[Check]:
 
 
 def _pricing(settings: Settings, prices: PriceTable, used: list[tuple[str, str]]) -> Check:
+    """Only the models in force are judged: a model that earlier runs used and the table cannot price
+    (a name misspelt once, and set right since) is a note, not a failure."""
     source = settings.model.pricing
     where = f"built-in table{f' with {source}' if source.is_file() else ''}"
-    configured = [m for m in (settings.model.name, settings.model.summary_model) if m]
-    # A call is priced by the name the API answered with, else by the name asked for.
-    unpriced = [sent for sent, answered in used if not prices.knows(answered) and not prices.knows(sent)]
-    unknown = list(dict.fromkeys(m for m in [*configured, *unpriced] if not prices.knows(m)))
+    configured = [] if settings.capture_mode else [m for m in (settings.model.name, settings.model.summary_model) if m]
+    top = prices.highest
+    highest = f"counted at the highest price (${top.input:g} in / ${top.output:g} out per million tokens)"
+    unknown = [m for m in dict.fromkeys(configured) if not prices.knows(m)]
     if unknown:
-        top = prices.highest
         return Check(
             "pricing",
             False,
-            f"{', '.join(unknown)} not in the price table ({where}): counted at the highest price "
-            f"(${top.input:g} in / ${top.output:g} out per million tokens); add an entry to {source}",
+            f"{', '.join(unknown)} not in the price table ({where}): {highest}; add an entry to {source}",
         )
-    return Check("pricing", True, f"{len(prices.prices)} models priced ({where})")
+    # A call is priced by the name the API answered with, else by the name asked for.
+    past = [sent for sent, answered in used if not prices.knows(answered) and not prices.knows(sent)]
+    past = [m for m in dict.fromkeys(past) if m not in configured]
+    note = f"; earlier runs used {', '.join(past)}, not in the table: {highest}" if past else ""
+    return Check("pricing", True, f"{len(prices.prices)} models priced ({where}){note}")
 
 
 async def _transcription(settings: Settings) -> Check:
@@ -273,7 +281,9 @@ async def _transcription(settings: Settings) -> Check:
     try:
         offered = await client.models()
     except TranscriptionError as exc:
-        return Check("transcription", False, f"{config.model} at {where}: {exc.reason}")
+        if exc.status != 404 or not config.endpoint.endswith("/v1"):
+            return Check("transcription", False, f"{config.model} at {where}: {_unversioned(exc)}")
+        offered = None  # a local server under /v1 that lists no models (e.g. whisper.cpp's)
     finally:
         await client.close()
     key = "key accepted" if config.api_key else "no key"
@@ -288,6 +298,17 @@ async def _transcription(settings: Settings) -> Check:
             f"{where} ({key}) does not offer {config.model}; it offers: {listed} (set VAULTBOT_TRANSCRIBE__MODEL)",
         )
     return Check("transcription", True, f"{config.model} at {where}: reachable, {key}; {limits}")
+
+
+def _unversioned(exc: TranscriptionError) -> str:
+    """Why the endpoint failed, with the fix when a 404 comes from an address that lacks its version:
+    voice notes would be sent to ``…/audio/transcriptions`` there and fail the same way."""
+    if exc.status != 404:
+        return exc.reason
+    return (
+        "its /models answered HTTP 404: OpenAI-compatible services answer under /v1; "
+        "add /v1 to VAULTBOT_TRANSCRIBE__BASE_URL, or every voice note would fail"
+    )
 
 
 async def _mcp(settings: Settings) -> list[Check]:

@@ -13,13 +13,17 @@ import asyncio
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
-from bot.app import App
 from bot.bus import INBOUND, InboundMessage, Retried
+from bot.startup import open_database
 from bot.store import DeadLetter, DeadLetters
 
-__all__ = ["NothingToRetry", "retry"]
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["NothingToRetry", "nothing_waiting", "retry"]
 
 # How often the command looks again at a message another process (`vaultbot run`) is handling.
 _RECHECK_SECONDS = 0.5
@@ -28,6 +32,19 @@ _TEXT_SHOWN = 60
 
 class NothingToRetry(LookupError):
     """No dead-lettered message is waiting to be sent again."""
+
+    def __init__(self) -> None:
+        super().__init__("Nothing to retry: no dead-lettered message is waiting.")
+
+
+async def nothing_waiting(store: Path) -> bool:
+    """Whether no dead letter waits in the store at ``store``: asked before the app (the model, the
+    vault, the MCP servers) is opened, which a retry of nothing has no use for."""
+    db = await open_database(store, write=False)
+    try:
+        return not await DeadLetters(db).waiting(limit=1)
+    finally:
+        await db.close()
 
 
 @dataclass(frozen=True)
@@ -45,7 +62,7 @@ async def retry(app: App, ids: list[str], out: TextIO) -> bool:
     letters = DeadLetters(app.db)
     chosen = [await letters.find(i) for i in dict.fromkeys(ids)] if ids else await letters.waiting()
     if not chosen:
-        raise NothingToRetry("Nothing to retry: no dead-lettered message is waiting.")
+        raise NothingToRetry
     worker = app.runner_worker()
     working = asyncio.create_task(worker.run())
     try:

@@ -46,10 +46,10 @@ async def serve(
     a person starting it should know, a line each: once every channel is ready, the mode and whom each
     serves as (the Telegram bot), and before that a channel that cannot reach its service yet.
 
-    The configuration it runs with is recorded in the store first, for the review page to show.
+    The configuration it runs with is recorded in the store once it serves (every channel ready), for
+    the review page to show: a run refused at start (a port in use, a token refused) leaves the
+    configuration of the run that served as it was.
     """
-    config = configuration(app)
-    await app.store.record_bot_config(config)
     async with AsyncExitStack() as pages:
         review = await _review(app, pages) if app.settings.review.enabled else None
         await _serve(app, stop, review, announce, tell or (lambda line: None), grace)
@@ -127,6 +127,7 @@ async def _when_ready(app: App, channels: list[TelegramChannel | EmailChannel], 
     """Once every channel is ready, one line: the mode and whom each channel serves as. A channel that
     cannot start says so instead, alone."""
     await asyncio.gather(*(channel.ready.wait() for channel in channels))
+    await app.store.record_bot_config(configuration(app))
     model = app.model.name
     mode = "capture mode" if isinstance(app.model, CaptureModel) else f"assistant mode with {model}"
     serving = "; ".join(channel.serving_as for channel in channels) or "no channel"

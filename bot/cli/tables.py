@@ -57,8 +57,10 @@ def interactions_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
 
 
 def _tokens(usage: dict[str, Any] | None) -> str:
+    """Input/output tokens, and the cached input, which the cost counts too (written dearer, read cheaper)."""
     usage = usage or {}
-    return f"{usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}"
+    cached = usage.get("cache_creation_input_tokens", 0) + usage.get("cache_read_input_tokens", 0)
+    return f"{usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}" + (f" +{cached} cached" if cached else "")
 
 
 def runs_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
@@ -71,6 +73,7 @@ def runs_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
                 short_id(r["id"]),
                 local_time(r["started_at"], tz, seconds=True),
                 r["conversation"],
+                _cut(r.get("about"), 30),
                 r["status"],
                 _tokens(r.get("usage")),
                 _dollars(r.get("cost_usd")),
@@ -79,7 +82,10 @@ def runs_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
             ]
             for r in rows
         ],
-        headers=["id", "started", "conversation", "status", "tokens in/out", "cost", "tools", "reason"],
+        headers=["id", "started", "conversation", "about", "status", "tokens in/out", "cost", "tools", "reason"],
+    ) + (
+        "\nThe cost counts every token: input, output, and the cached input (written at 1.25 times the input "
+        "price, read at a tenth of it); `vaultbot runs show ID` gives each call's."
     )
 
 

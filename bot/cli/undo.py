@@ -34,7 +34,8 @@ async def undo(settings: Settings, given: str, *, dry_run: bool) -> tuple[bool |
             except NoRun as exc:
                 return None, str(exc)
             report = await undoer.undo(target, dry_run=dry_run)
-            if dry_run or not report.items:
+            if dry_run or not report.changes:
+                # Nothing was taken back: no undo to record, so the run stays undoable as it was.
                 return report.complete, told(report, None)
             run_id = uuid.uuid4().hex
             await _record(store, undoer, run_id, target, report)

@@ -44,6 +44,7 @@ class AnthropicModel:
         self.name = model
         self._max_tokens = max_tokens
         self._timeout = timeout
+        self._base_url = base_url
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
         )
@@ -59,7 +60,7 @@ class AnthropicModel:
         try:
             found = await self._client.models.retrieve(self.name)
         except anthropic.APIStatusError as exc:
-            raise _classify(exc) from None
+            raise _classify(exc, self._base_url) from None
         except anthropic.APITimeoutError:
             raise ModelUnavailable(f"the model API did not answer within {self._timeout:g} s") from None
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
@@ -87,7 +88,7 @@ class AnthropicModel:
             ) as stream:
                 response = await _read(stream, listener)
         except anthropic.APIStatusError as exc:
-            raise _classify(exc) from None
+            raise _classify(exc, self._base_url) from None
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
             # The SDK wraps failures to connect; a connection that breaks mid-answer surfaces raw.
             raise ModelUnavailable(f"could not reach the model API ({type(exc).__name__})") from None
@@ -128,9 +129,14 @@ async def _read(stream: AsyncMessageStream[Any], listener: TextListener | None) 
     return await stream.get_final_message()
 
 
-def _classify(exc: anthropic.APIStatusError) -> Exception:
+def _classify(exc: anthropic.APIStatusError, base_url: str | None) -> Exception:
     if exc.status_code < 400:  # an error event in the middle of a 200 stream, such as overloaded_error
         return ModelUnavailable(f"the model API failed mid-answer ({_error_type(exc)})")
+    if isinstance(exc, anthropic.NotFoundError) and base_url and base_url.rstrip("/").endswith("/v1"):
+        # The SDK puts /v1/ before every path, so this address asked for /v1/v1/…: the model is not the problem.
+        return ModelRejected(
+            f"ANTHROPIC_BASE_URL ends in /v1, and the SDK adds /v1 itself: take the /v1 off (HTTP {exc.status_code})"
+        )
     for cls, hint in _PERMANENT_HINTS.items():
         if isinstance(exc, cls):
             return ModelRejected(f"{hint} (HTTP {exc.status_code})")

@@ -96,7 +96,9 @@ class CaptureModel:
             return _calls(("capture_log", "log_interaction", entry))
         outcome = filed(messages)
         return ModelReply(
-            content=[{"type": "text", "text": _outcome(outcome, self._hint)}], stop_reason="end_turn", model=self.name
+            content=[{"type": "text", "text": _outcome(outcome, self._hint, _clip_error(messages))}],
+            stop_reason="end_turn",
+            model=self.name,
         )
 
     def _write(self, text: str) -> dict[str, Any]:
@@ -233,9 +235,14 @@ def _is_context(line: str) -> bool:
     return (line[0], line[-1]) in (("[", "]"), ("(", ")"))
 
 
-def _outcome(outcome: Filed, hint: str | None) -> str:
+def _outcome(outcome: Filed, hint: str | None, clip_error: str | None = None) -> str:
+    """The reply: where the message went, why its link was filed as it came when it could not be
+    clipped, and the ``hint``."""
     if outcome.path is None:
         return f"I could not save that: {outcome.error}"
     verb = "Already saved as" if outcome.unchanged else "Saved to"
-    saved = f"{verb} {outcome.path} in your vault."
+    not_clipped = ""
+    if clip_error:
+        not_clipped = f" The link could not be clipped: {clip_error.rstrip('.')}; it is kept as you sent it."
+    saved = f"{verb} {outcome.path} in your vault.{not_clipped}"
     return f"{saved}\n{hint}" if hint else saved

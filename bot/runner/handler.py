@@ -347,7 +347,7 @@ class TurnHandler:
             writes = self._asking.suspending(context, result.waiting, result.question)
             writes.append(self._store.keep_changes(context.run_id, context.changes))  # its end adds the rest
             async with self._db.transaction() as tx:
-                await tx.gather(recorder.flush(), *writes, *[self._bus.ack(i) for i in [*parts, delivery.id]])
+                await tx.gather(recorder.flush(), *writes, *[self._bus.ack(i) for i in parts], _ack(self._bus, delivery))
             return result
         if mode == "capture" and (error := filed(result.messages).error) is not None:
             result.status, result.reason = "failed", f"the message could not be filed: {error}"
@@ -476,7 +476,7 @@ class TurnHandler:
                     changes=context.changes,  # what it changed in the vault, kept with it (bot.undo)
                 )
             )
-            writes += [self._bus.ack(message_id) for message_id in [*(parts or []), delivery.id]]
+            writes += [*(self._bus.ack(message_id) for message_id in parts or []), _ack(self._bus, delivery)]
             await tx.gather(*writes)
 
     async def _unavailable(self, delivery: Delivery, context: ToolContext, exc: ModelUnavailable) -> NoReturn:
@@ -628,6 +628,17 @@ def _as_task(message: InboundMessage) -> InboundMessage:
 
 async def _nothing() -> list[Question]:
     return []
+
+
+class LeaseLost(RuntimeError):
+    """The message was claimed again while this handler was paused past its lease: the claim that
+    holds it now answers it, and this one's records are rolled back."""
+
+
+async def _ack(bus: Bus, delivery: Delivery) -> None:
+    """Ack ``delivery`` in the transaction that records its turn, fenced by its claim's attempt."""
+    if not await bus.ack(delivery.id, attempt=delivery.attempts):
+        raise LeaseLost(f"message {delivery.id} was claimed again since attempt {delivery.attempts}")
 
 
 class ModelDeadLetter(DeadLetter):

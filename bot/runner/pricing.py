@@ -1,5 +1,5 @@
-"""What a model call costs: a price table per model, shipped in ``config/pricing.toml`` and
-overridable by the user's own file.
+"""What a model call costs: a price table per model, shipped in ``bot/defaults/pricing.toml``, with the
+entries of the user's own file (``config/pricing.toml``, untracked) on top.
 
 Prices are US dollars per million tokens. A model missing from the table is priced at the highest
 price of each kind in it, so an unknown model is never counted as free or cheap; ``vaultbot doctor``

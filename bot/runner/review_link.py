@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
@@ -27,6 +28,8 @@ __all__ = ["ReviewLink"]
 _PROBE_SECONDS = 1.0
 # Where to knock for a page listening on every address.
 _LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+# Addresses that name the machine they are opened on: on a phone, the phone.
+_THIS_MACHINE = {"127.0.0.1", "localhost", "::1"}
 
 
 @dataclass
@@ -57,7 +60,23 @@ class ReviewLink:
 
     def _link(self, address: str, token: str) -> str:
         minutes = LINK_SECONDS // 60
-        return f"{sign_in_url(address, token, self.clock())} (it signs you in once, within {minutes} minutes)"
+        link = f"{sign_in_url(address, token, self.clock())} (it signs you in once, within {minutes} minutes)"
+        return link + _where_it_opens(address)
+
+
+def _where_it_opens(address: str) -> str:
+    """For a page on this machine's loopback address: that the link opens only here, and how to reach
+    it from a phone or another computer."""
+    parts = urlsplit(address)
+    if parts.hostname not in _THIS_MACHINE:
+        return ""
+    port = parts.port or 80
+    return (
+        f"\nIt opens on the machine vaultbot runs on ({parts.hostname} is that machine), not on a phone. "
+        "To open it from your phone, give the page a public address (VAULTBOT_REVIEW__PUBLIC_URL, behind a "
+        f"reverse proxy with HTTPS); from another computer, an SSH tunnel: ssh -L {port}:127.0.0.1:{port} "
+        "you@that-machine, then open the link there."
+    )
 
 
 async def _alive(page: ServedPage) -> bool:

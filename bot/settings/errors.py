@@ -34,6 +34,9 @@ __all__ = ["describe_parse_error", "describe_validation_error", "unknown_setting
 PREFIX = "VAULTBOT_"
 # Read by vaultbot itself, not by the settings model.
 _OWN_VARIABLES = {f"{PREFIX}CONFIG"}
+# The SDK's own variables vaultbot takes as the SDK names them, and others the SDK reads itself.
+_SDK_PREFIX = "ANTHROPIC_"
+_SDK_OWN = {"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_LOG"}
 _SHOWN_AT_MOST = 60
 
 # What a field needs, where saying so beats the generic wording of its type.
@@ -307,9 +310,16 @@ def unknown_settings(settings_cls: type[BaseModel], toml: Path) -> list[str]:
     environment = {k.upper() for k in os.environ}
     found: list[str] = []
     for name in dict.fromkeys([*_dotenv(), *sorted(environment)]):
+        where = "" if name in environment else " in .env"
         if name.startswith(PREFIX) and not _sets_something(name, names):
-            where = "" if name in environment else " in .env"
             found.append(f"unknown setting {name}{where}{_closest(name, [*names, *sdk])}")
+        elif name.startswith(_SDK_PREFIX) and name not in sdk and name not in _SDK_OWN:
+            # Other ANTHROPIC_ names belong to other programs (the SDK's cloud options, other tools):
+            # only one that looks like a misspelling of ours is named.
+            bare = {known.removeprefix(_SDK_PREFIX): known for known in sdk}
+            match = difflib.get_close_matches(name.removeprefix(_SDK_PREFIX), list(bare), n=1, cutoff=0.75)
+            if match:
+                found.append(f"unknown setting {name}{where}; did you mean {bare[match[0]]}?")
     found.extend(_unknown_in_toml(settings_cls, toml))
     return found
 

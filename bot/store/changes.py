@@ -116,6 +116,14 @@ class Changes:
         )
         return None if row is None else str(row["undo_run"])
 
+    async def active_undos(self, run_id: str) -> list[str]:
+        """Every undo of ``run_id`` (or another run of its message) that is not itself undone, oldest first."""
+        rows = await self._db.fetchall(
+            f"SELECT u.undo_run FROM undos u WHERE u.run_id IN {_TURN} AND {_ACTIVE_UNDO} ORDER BY u.created_at",
+            {"run": run_id},
+        )
+        return [str(row["undo_run"]) for row in rows]
+
     async def undid(self, undo_run: str) -> str | None:
         """The run that ``undo_run`` took back, when it is an undo."""
         row = await self._db.fetchone("SELECT run_id FROM undos WHERE undo_run = ?", (undo_run,))

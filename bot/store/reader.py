@@ -301,8 +301,14 @@ class StoreReader:
     # Health
 
     async def message_counts(self) -> dict[str, int]:
-        """Messages on the bus per status, all topics."""
-        rows = await self._db.fetchall("SELECT status, count(*) AS n FROM bus_messages GROUP BY status")
+        """Messages on the bus per status, all topics; a question's expiry timer counts only while the
+        question is open (decided, its timer finds nothing to do: it is not a message waiting)."""
+        rows = await self._db.fetchall(
+            "SELECT status, count(*) AS n FROM bus_messages m WHERE NOT (m.topic = 'consent' "
+            "AND m.dedupe_key LIKE 'question-expiry:%' AND m.status IN ('pending', 'leased') "
+            "AND NOT EXISTS (SELECT 1 FROM consent_questions q "
+            "WHERE m.dedupe_key = 'question-expiry:' || q.id AND q.state = 'asked')) GROUP BY status"
+        )
         return {row["status"]: row["n"] for row in rows}
 
     async def dead_letters(self, *, limit: int = 100) -> list[dict[str, Any]]:

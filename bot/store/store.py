@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from bot.clock import day_bounds
+from bot.clock import day_bounds, unstamp
 from bot.db import Database, Row, now_iso, to_iso
 from bot.store import usage as _usage
 from bot.store.changes import MERGED_CHANGES, ChangeSet, encode_changes, undo_writes
@@ -264,7 +264,8 @@ class Store:
     async def list_runs(self, *, limit: int = 20, since: datetime | None = None) -> list[dict[str, Any]]:
         """Runs, newest first."""
         rows = await self._db.fetchall(
-            f"SELECT *, {_RUN_COST} FROM runs WHERE started_at >= ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
+            f"SELECT *, {_RUN_COST}, {_ASKED} FROM runs WHERE started_at >= ? "
+            "ORDER BY started_at DESC, rowid DESC LIMIT ?",
             (_floor(since), limit),
         )
         return [_run(row) for row in rows]
@@ -403,6 +404,26 @@ class ServedPage:
 _RUN_COST = "(SELECT coalesce(sum(cost_usd), 0.0) FROM usage WHERE usage.run_id = runs.id) AS cost_usd"
 
 
+# What the person sent that the run answered: the first message of its turn in the history.
+_ASKED = (
+    "(SELECT json_extract(t.messages, '$[0].content') FROM turns t "
+    "WHERE t.conversation = runs.conversation AND t.inbound_id = runs.inbound_id) AS asked"
+)
+
+
+def _about(asked: str | None) -> str | None:
+    """The words of a turn's first message, without the time stamp the runner put before them."""
+    if asked is None:
+        return None
+    try:
+        blocks = json.loads(asked) if asked.startswith("[") else None
+    except ValueError:
+        blocks = None
+    if isinstance(blocks, list):
+        asked = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+    return unstamp(asked).strip() or None
+
+
 def _floor(since: datetime | None) -> str:
     # Stored times are fixed-format ISO text, so "" sorts before all of them.
     return "" if since is None else to_iso(since)
@@ -413,6 +434,8 @@ def _run(row: Any) -> dict[str, Any]:
     run.pop("changes", None)  # the change set, read where it is shown (bot.store.changes)
     run["usage"] = json.loads(run["usage"])
     run["tools_called"] = json.loads(run["tools_called"])
+    if "asked" in run:
+        run["about"] = _about(run.pop("asked"))
     return run
 
 

@@ -58,11 +58,12 @@ class TranscriptionClient:
 
     async def models(self) -> list[str] | None:
         """The model ids the endpoint offers (``GET {base_url}/models``): free, and it needs the key, so
-        it tells whether the service is reachable and the key accepted. None: the endpoint has no list."""
+        it tells whether the service is reachable and the key accepted. None: the endpoint has no list
+        (a 404 is raised: at an address without its version it means the service is not there either)."""
         try:
             response = await self._send("GET", "models")
         except TranscriptionError as exc:
-            if exc.status in (404, 405):
+            if exc.status == 405:
                 return None
             raise
         try:

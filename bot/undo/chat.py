@@ -24,6 +24,6 @@ async def undo_in_chat(
     except NoRun as exc:
         return str(exc)
     report = await undoer.undo(target)
-    if report.items:
+    if report.changes:  # an undo that took nothing back is not recorded: the run stays undoable
         undoer.record(report, into, log_line(report))
     return told(report, f"`/undo {short_id(run_id)}`")

@@ -42,9 +42,16 @@ async def latest(undoer: Undoer, conversation: str) -> str:
 
 async def refuse_undone(undoer: Undoer, run_id: str, again: str) -> None:
     """Raise :class:`NoRun` when ``run_id`` is undone already, naming the command (``again`` + the
-    undo's id) that puts it back."""
+    undo's id) that puts it back. A run an undo took back only in part (a note edited since was left)
+    stays undoable: once the edit is gone, undoing it again takes back the rest."""
     by = await undoer.changes.undone_by(run_id)
-    if by is not None:
+    if by is not None and not await _left_by_undos(undoer, run_id):
         raise NoRun(
             f"Run {short_id(run_id)} is already undone, by run {short_id(by)}: `{again} {short_id(by)}` puts it back."
         )
+
+
+async def _left_by_undos(undoer: Undoer, run_id: str) -> bool:
+    """Whether some file ``run_id`` changed was taken back by none of its undos still in force."""
+    changed = {change.path for change in await undoer.changes.of_run(run_id)}
+    return bool(changed - await undoer.taken_back(run_id))

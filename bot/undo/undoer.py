@@ -62,7 +62,9 @@ class Undoer:
     async def undo(self, run_id: str, *, dry_run: bool = False) -> Report:
         """Take back what ``run_id`` changed (``dry_run``: only find out what would be)."""
         report = Report(run_id, undid=await self.changes.undid(run_id), dry_run=dry_run)
-        recorded = await self.changes.of_run(run_id)
+        # A run an earlier undo took back in part: what that undo took back stays as it is.
+        taken = await self.taken_back(run_id)
+        recorded = [change for change in await self.changes.of_run(run_id) if change.path not in taken]
         for change in reversed([c for c in recorded if c.kind != "attachment"]):
             report.items.append(await self._take_back(run_id, change, dry_run))
         left = [item.change.path for item in report.items if not item.taken_back]
@@ -73,6 +75,12 @@ class Undoer:
             # The index forgets the notes moved to the trash now, not at its next look at the disk.
             await asyncio.to_thread(self._notes.sync)
         return report
+
+    async def taken_back(self, run_id: str) -> set[str]:
+        """The paths of ``run_id``'s changes that its undos still in force took back."""
+        return {
+            change.path for undo in await self.changes.active_undos(run_id) for change in await self.changes.of_run(undo)
+        }
 
     def record(self, report: Report, into: ChangeSet, summary: str) -> None:
         """Put what ``report``'s undo changed into ``into``, the undo run's change set, with its log line."""

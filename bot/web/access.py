@@ -24,14 +24,16 @@ other site; no other page may be framed at all.
 from __future__ import annotations
 
 import hmac
+import html
 import ipaddress
+import re
 import time
 from collections.abc import Callable
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import HTTPConnection
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.settings import ReviewSettings
@@ -119,6 +121,11 @@ class PageAccess:
         self.throttle = Throttle(clock)
         self.used = Once(clock)
         self._started_ms = int(clock() * 1000)
+
+    @property
+    def started(self) -> float:
+        """When the page started (seconds since the epoch): what was signed before is not taken."""
+        return self._started_ms / 1000
 
     def serves(self, host: str) -> bool:
         """The page answers requests addressed to ``host``."""
@@ -222,12 +229,12 @@ class TokenGate:
             return None, None
         given = conn.query_params.get("token")
         if given is not None:
-            wait = access.throttle.wait()
+            wait = access.throttle.wait(client_of(scope))
             if wait:
                 return slow_down(wait), None
             if not access.admits_token(given):
-                access.throttle.failed()
-                return PlainTextResponse(BAD_TOKEN, status_code=403), None
+                access.throttle.failed(client_of(scope))
+                return refused(BAD_TOKEN, 403, scope, access.root), None
             cookie = set_cookie(access.sessions.start(), scope, access.root)
             if scope["method"] == "GET" and conn.headers.get("sec-fetch-mode") == "navigate":
                 headers = {"location": _without_token(scope), "set-cookie": cookie}
@@ -235,10 +242,47 @@ class TokenGate:
             return None, cookie
         session = conn.cookies.get(COOKIE)
         if not session:
-            return PlainTextResponse(NO_TOKEN, status_code=401), None
+            return refused(NO_TOKEN, 401, scope, access.root), None
         if not access.sessions.admits(session):
-            return PlainTextResponse(ENDED, status_code=403), None
+            return refused(ENDED, 403, scope, access.root), None
         return None, None
+
+
+_REFUSED_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{title} · vaultbot</title>
+<link rel="stylesheet" href="{root}/sign-in/assets/door.css">
+</head>
+<body>
+<main id="door">
+<h1>vaultbot review</h1>
+<p role="alert"><strong>{title}.</strong> {reason}</p>
+</main>
+</body>
+</html>
+"""
+_TITLES = {401: "Not signed in", 403: "Not allowed"}
+
+
+def refused(line: str, status: int, scope: Scope, root: str) -> Response:
+    """A refusal: one line of plain text, or for a browser opening the page (a navigation) the same
+    words on a page of the review page's own look, saying what to do."""
+    if Headers(scope=scope).get("sec-fetch-mode") != "navigate":
+        return PlainTextResponse(line, status_code=status)
+    reason = html.escape(line.split(": ", 1)[1].strip())
+    reason = re.sub(r"`([^`]+)`", r"<code>\1</code>", reason[0].upper() + reason[1:])
+    page = _REFUSED_PAGE.format(title=_TITLES[status], reason=reason, root=html.escape(root))
+    return HTMLResponse(page, status_code=status)
+
+
+def client_of(scope: Scope) -> str:
+    """The address a request came from, which the throttle counts failures by."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
 def slow_down(wait: int) -> Response:

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from bot.sign_in_links import SIGN_IN_PATH
-from bot.web.access import PageAccess, slow_down
+from bot.web.access import PageAccess, client_of
 from bot.web.sessions import COOKIE, clear_cookie, set_cookie
 from bot.web.sources import sources
 
@@ -31,12 +31,10 @@ def access_of(request: Request) -> PageAccess:
 async def with_link(request: Request) -> Response:
     """A sign-in link's code: a session and on to the page (303), once; otherwise 403 with one line."""
     access = access_of(request)
-    wait = access.throttle.wait()
-    if wait:
-        return slow_down(wait)
+    # Checked however many wrong tokens came before: a link is signed, so a fresh one always opens.
     refused = access.redeem(request.query_params.get("code", ""))
     if refused is not None:
-        access.throttle.failed()
+        access.throttle.failed(client_of(request.scope))
         log.warning("review page: a sign-in link was refused: %s", refused)
         return PlainTextResponse(f"403: {refused}; send /review to the bot for a new one.\n", status_code=403)
     log.info("review page: signed in with a link")

@@ -19,7 +19,7 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from bot.web.access import slow_down
+from bot.web.access import client_of
 from bot.web.init_data import MAX_AGE, InitDataRefused, signed_user
 from bot.web.sessions import set_cookie
 from bot.web.sign_in import access_of
@@ -58,20 +58,20 @@ async def sign_in(request: Request) -> Response:
     body = await _body(request)
     if body is None:
         return PlainTextResponse("413: that is too long to be Telegram's init data.\n", status_code=413)
-    wait = access.throttle.wait()
-    if wait:
-        return slow_down(wait)
-    try:
+    try:  # checked however many wrong tokens came before: init data is signed by Telegram
         signed = signed_user(
             body,
             bot_token=bot_token.get_secret_value(),
             allowed=settings.telegram.allowed_users,
             now=datetime.fromtimestamp(access.clock(), UTC),
         )
+        # What was used is forgotten when the page restarts: init data signed before then is not taken.
+        if signed.signed_at.timestamp() < int(access.started):
+            raise InitDataRefused(403, "this init data was signed before the page started: open it from Telegram again")
         if not access.used.first(f"init:{signed.hash}", (signed.signed_at + MAX_AGE).timestamp()):
             raise InitDataRefused(403, "this init data has signed in already: open the page from Telegram again")
     except InitDataRefused as refused:
-        access.throttle.failed()
+        access.throttle.failed(client_of(request.scope))
         log.warning("review page: Telegram sign-in refused: %s", refused)
         return PlainTextResponse(f"{refused.status}: {refused}.\n", status_code=refused.status)
     log.info("review page: Telegram user %s signed in", signed.user)

@@ -597,3 +597,21 @@ async def test_a_permanent_database_error_while_settling_ends_run_with_that_erro
 
     with pytest.raises(sqlite3.IntegrityError, match="done refused"):
         await run_burst(Worker(bus, "in", handler))
+
+
+async def test_a_claim_paused_past_its_lease_cannot_settle_or_renew_the_message_claimed_again(
+    bus: Bus, clock: Clock
+) -> None:
+    message_id = await publish(bus, "hello")
+    [first] = await bus.claim("in", owner="a", lease=30)
+    clock.now += 31  # the first handler paused past its lease
+    [second] = await bus.claim("in", owner="b", lease=30)
+    assert (first.id, first.attempts, second.attempts) == (message_id, 1, 2)
+
+    assert not await bus.extend(message_id, 30, attempt=first.attempts)
+    assert not await bus.ack(message_id, attempt=first.attempts)
+    assert not await bus.nack(message_id, attempt=first.attempts)
+    assert not await bus.dead(message_id, "late", attempt=first.attempts)
+    assert await bus.status(message_id) == "leased"
+    assert await bus.ack(message_id, attempt=second.attempts)
+    assert await bus.status(message_id) == "done"

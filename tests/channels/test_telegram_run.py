@@ -4,6 +4,7 @@ and Ctrl-C or SIGTERM ends it cleanly: the message in flight is finished and its
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import sqlite3
 import subprocess
@@ -160,7 +161,7 @@ def test_a_second_run_on_the_same_token_says_so_and_exits_while_the_first_serves
     polling_since = fake.calls("getUpdates")[0].at
     wait_until(lambda: time.monotonic() - polling_since > SETTLED + 0.5, "the first polled past its start", first)
 
-    second = vaultbot_run(**fake_env(fake))
+    second = vaultbot_run(**fake_env(fake), VAULTBOT_STORE__PATH="elsewhere/vaultbot.db")  # not refused by the lock
     errors = finish(second)
     assert second.returncode == 1, errors
     said = [line for line in errors.splitlines() if line.startswith("vaultbot")]
@@ -181,3 +182,30 @@ def test_a_second_run_on_the_same_token_says_so_and_exits_while_the_first_serves
     assert first_log.has("another process polled this bot token")
     for text in (errors, first_log.text()):
         assert "Traceback" not in text and tg.DEFAULT_TOKEN not in text
+
+
+def test_a_second_run_on_the_same_data_folder_is_refused_before_it_polls(
+    fake: FakeTelegram, vaultbot_run: RunVaultbot, tmp_path: Path
+) -> None:
+    first = vaultbot_run(**fake_env(fake), VAULTBOT_BUDGET__DAILY_USD="5")
+    first_log = StderrLines(first)
+    wait_until(lambda: first_log.has("vaultbot run:"), "the first serves", first)
+    polls = len(fake.calls("getUpdates"))
+
+    second = vaultbot_run(**fake_env(fake), VAULTBOT_BUDGET__DAILY_USD="9")
+    errors = finish(second)
+
+    assert second.returncode == 2, errors
+    [said] = [line for line in errors.splitlines() if line.startswith("vaultbot")]
+    assert said.startswith("vaultbot: another `vaultbot run` (process ") and "already serves the data folder" in said
+    assert fake.conflicts == 0 and first.poll() is None
+    # The Health page shows the configuration of the run that serves, not of the one refused.
+    with sqlite3.connect(tmp_path / "data" / "vaultbot.db") as db:
+        [(config,)] = db.execute("SELECT config FROM bot_config").fetchall()
+    assert json.loads(config)["budget_daily_usd"] == 5
+    fake.push_update(tg.text_update("buy oat milk"))
+    fake.wait_for(lambda f: len(f.sent) == 1, timeout=30)
+    assert len(fake.calls("getUpdates")) > polls
+    first.send_signal(signal.SIGTERM)
+    first.wait(timeout=40)
+    assert first.returncode == 0

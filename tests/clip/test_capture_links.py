@@ -46,7 +46,10 @@ async def test_a_link_that_cannot_be_clipped_is_filed_as_before_and_the_log_says
     assert web.url("/gone/old-post.html") in note.read_text(encoding="utf-8")
     assert not (app.notes.root / "Clippings").exists()
     [reply] = await outbox(app)
-    assert reply.text.startswith("Saved to Inbox/127.0.0.1 gone old post.md in your vault.")
+    assert reply.text.startswith(
+        "Saved to Inbox/127.0.0.1 gone old post.md in your vault. "
+        "The link could not be clipped: The site answered 404 Not Found; it is kept as you sent it.\n"
+    )
     [(category, summary)] = await logged(app)
     assert category == "capture"
     assert summary == (
@@ -73,7 +76,8 @@ def test_a_clipped_link_after_a_captured_note_is_answered_with_the_clipping_in_t
     replies = [line for line in done.stdout.splitlines() if line.startswith("vaultbot> ")]
     assert replies == [
         "vaultbot> Saved to Inbox/buy oat milk.md in your vault.",
-        "vaultbot> Saved to Inbox/127.0.0.1 gone old post.md in your vault.",
+        "vaultbot> Saved to Inbox/127.0.0.1 gone old post.md in your vault. "
+        "The link could not be clipped: The site answered 404 Not Found; it is kept as you sent it.",
         "vaultbot> Saved to Inbox/call mum.md in your vault.",
         "vaultbot> Saved to Clippings/Easy Lentil Soup.md in your vault.",
     ]

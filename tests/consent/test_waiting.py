@@ -168,3 +168,21 @@ async def test_an_answer_that_decides_nothing_leaves_the_question_open_and_says_
     await bot.fake.await_for(lambda f: shown(bot, question) == ["✋ Denied"], timeout=30)
     await bot.settled()
     assert bot.collected() == 0
+
+
+async def test_a_decided_questions_expiry_timer_is_not_counted_as_a_message_waiting(attacked: Attack) -> None:
+    from bot.cli.doctor import diagnose
+    from bot.store import StoreReader
+
+    bot = await attacked()
+    SOURCES["forward"](bot, orders(steps(bot)["clip query string"]))
+    await bot.question()
+    bot.say("never mind, what's for dinner?")
+    await bot.settled()
+    timers = await bot.app.db.fetchall("SELECT status FROM bus_messages WHERE dedupe_key LIKE 'question-expiry:%'")
+    assert [row["status"] for row in timers] == ["pending"]  # the timer is still due, with nothing to do
+
+    counts = await StoreReader(bot.app.db).message_counts()  # what the Health page shows
+    assert counts.get("pending", 0) + counts.get("leased", 0) == 0
+    [database] = [check for check in await diagnose(bot.app.settings) if check.name == "database"]
+    assert "0 message(s) waiting" in database.detail

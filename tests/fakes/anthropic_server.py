@@ -242,6 +242,9 @@ class FakeAnthropic:
     def _answer(self, request: Request) -> Canned:
         with self._lock:
             self.requests.append(request)
+        if not request.path.startswith("/v1/messages"):  # as the API: it knows no other path (/v1/v1/…)
+            return Canned(404, _error_body("not_found_error", "Not Found"), _JSON)
+        with self._lock:
             too_big = _oversized_image(request.body)
             canned = self._script.popleft() if self._script and too_big is None else None
         if too_big is not None:
@@ -256,6 +259,8 @@ class FakeAnthropic:
         sent = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
         if self.key is not None and sent != self.key:
             return Canned(401, _error_body("authentication_error", f"invalid x-api-key {sent}"), _JSON)
+        if not request.path.startswith("/v1/models"):
+            return Canned(404, _error_body("not_found_error", "Not Found"), _JSON)
         asked = request.path.split("?")[0].removeprefix("/v1/models").strip("/")
         if not asked:
             listed = [_model_info(name) for name in self.models or []]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -12,9 +13,14 @@ from bot.runner.pricing import PricingError, load_prices
 from tests.helpers import ROOT
 
 
-def test_the_packaged_table_is_the_one_in_config_and_prices_the_default_model() -> None:
-    shipped = (ROOT / "config" / "pricing.toml").read_text()
-    assert (ROOT / "bot" / "defaults" / "pricing.toml").read_text() == shipped
+def test_a_fresh_checkouts_config_holds_no_defaults_the_person_would_edit_in_the_package() -> None:
+    # Tracked files of config/, as a clone has them: no link into bot/defaults, whose edits a pull would conflict with.
+    listed = subprocess.run(["git", "ls-files", "-s", "config"], cwd=ROOT, capture_output=True, text=True, check=True)
+    tracked = {line.split("\t")[1]: line.split()[0] for line in listed.stdout.splitlines()}
+    assert tracked == {"config/vaultbot.example.toml": "100644"}
+
+
+def test_the_packaged_table_prices_the_default_model_without_a_file_of_ones_own() -> None:
     prices = load_prices(Path("no-such-file.toml"))
     assert prices.knows("claude-sonnet-5")
     for family in ("opus", "sonnet", "haiku"):
@@ -22,7 +28,7 @@ def test_the_packaged_table_is_the_one_in_config_and_prices_the_default_model() 
 
 
 def test_cache_prices_follow_anthropics_rules() -> None:
-    table = tomllib.loads((ROOT / "config" / "pricing.toml").read_text())["models"]
+    table = tomllib.loads((ROOT / "bot" / "defaults" / "pricing.toml").read_text())["models"]
     for name, price in table.items():
         assert price["cache_write"] == pytest.approx(1.25 * price["input"]), name
         assert price["cache_read"] <= 0.1 * price["input"] + 1e-9, name

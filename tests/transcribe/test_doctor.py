@@ -74,3 +74,12 @@ def test_doctor_on_the_command_line_never_prints_the_key(tmp_path: Path, fake_tr
     )
     assert done.returncode == 1 and "FAIL  transcription:" in done.stdout
     assert KEY not in done.stdout + done.stderr
+
+
+async def test_an_address_without_v1_whose_models_answer_404_fails_and_says_to_add_it(
+    tmp_path: Path, fake_transcription: FakeTranscription
+) -> None:
+    unversioned = fake_transcription.base_url.removesuffix("/v1")
+    check = await transcription_check(tmp_path, base_url=unversioned, api_key=KEY)
+    assert not check.ok
+    assert "its /models answered HTTP 404" in check.detail and "add /v1 to VAULTBOT_TRANSCRIBE__BASE_URL" in check.detail

@@ -83,3 +83,61 @@ def test_a_run_id_that_names_no_run_is_refused_with_status_2(tmp_path: Path) -> 
         refused = vaultbot(tmp_path, "undo", given)
         assert (refused.returncode, refused.stderr) == (2, f"vaultbot: {said}\n")
     assert not (tmp_path / "data/vault/.trash").exists()
+
+
+def test_an_undo_that_took_nothing_back_is_not_recorded_and_the_run_stays_undoable(tmp_path: Path) -> None:
+    [run] = filed(tmp_path, "call the plumber")
+    note = tmp_path / "data/vault/Inbox/call the plumber.md"
+    written = note.read_text()
+    note.write_text(written + "He comes on Tuesday.\n")
+
+    left = vaultbot(tmp_path, "undo", run)
+
+    assert left.returncode == 1, left.stderr
+    assert "puts it back" not in left.stdout
+    assert [e for e in json.loads(vaultbot(tmp_path, "log", "--json").stdout) if e["category"] == "undo"] == []
+
+    note.write_text(written)  # the hand edit taken out again
+    done = vaultbot(tmp_path, "undo", run)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"Undid run {run[:8]}:\n• Inbox/call the plumber.md: moved to .trash/")
+    assert not note.exists()
+    redo_id = done.stdout.splitlines()[-1].removeprefix("`vaultbot undo ").split("`")[0]
+    redone = vaultbot(tmp_path, "undo", redo_id)
+    assert redone.returncode == 0, redone.stderr
+    assert note.read_text() == written
+
+
+def test_a_run_undone_in_part_stays_undoable_and_the_rest_goes_once_the_edit_is_gone(tmp_path: Path) -> None:
+    from tests.fakes import anthropic_server as api
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    with FakeAnthropic() as fake:
+        fake.enqueue(
+            api.tool_use(
+                ("vault_write", {"folder": "Inbox", "title": "Plumber", "content": "call the plumber"}),
+                ("vault_write", {"folder": "Inbox", "title": "Milk", "content": "buy oat milk"}),
+            ),
+            api.text("Noted both."),
+        )
+        env = {"LOGNAME": "ann", "USER": "ann", "ANTHROPIC_API_KEY": "sk-ant-undo", "ANTHROPIC_BASE_URL": fake.base_url}
+        chatted = run_vaultbot(tmp_path, "chat", stdin="two things\n", env=env)
+    assert chatted.returncode == 0, chatted.stderr
+    [run] = [r["id"] for r in json.loads(vaultbot(tmp_path, "runs", "--json").stdout)]
+    inbox = tmp_path / "data/vault/Inbox"
+    plumber = inbox / "Plumber.md"
+    written = plumber.read_text()
+    plumber.write_text(written + "He comes on Tuesday.\n")
+
+    partly = vaultbot(tmp_path, "undo", run)
+    assert partly.returncode == 1, partly.stderr
+    assert "• Inbox/Milk.md: moved to .trash/Inbox/Milk.md" in partly.stdout and "Left as it is:" in partly.stdout
+
+    plumber.write_text(written)
+    rest = vaultbot(tmp_path, "undo", run)
+    assert rest.returncode == 0, rest.stdout + rest.stderr
+    assert "• Inbox/Plumber.md: moved to .trash/Inbox/Plumber.md" in rest.stdout and "Milk" not in rest.stdout
+    assert list(inbox.iterdir()) == []
+    again = vaultbot(tmp_path, "undo", run)
+    assert again.returncode == 2 and "is already undone" in again.stderr

@@ -145,8 +145,11 @@ async def test_without_the_right_token_or_a_session_no_address_gives_anything_of
         # The token itself is not a session: the cookie holds a signed session id.
         assert_refused(await client.get(path, headers={"cookie": f"{COOKIE}={served.token}"}), 403)
         assert_refused(await client.post(path, params={"token": "not-the-token"}), 403)
-        # A browser's visit without the token is refused too, not sent anywhere.
-        assert_refused(await client.get(path, headers={"sec-fetch-mode": "navigate"}), 401)
+        # A browser's visit without the token is refused too, not sent anywhere: with a page that says why.
+        page = await client.get(path, headers={"sec-fetch-mode": "navigate"})
+        assert page.status_code == 401 and page.headers["content-type"].startswith("text/html")
+        assert "Not signed in." in page.text and "set-cookie" not in page.headers
+        assert_headers(page, LOCAL_HEADERS)
 
 
 @pytest.mark.parametrize("path", [*EVERY, UNKNOWN])

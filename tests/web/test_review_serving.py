@@ -44,7 +44,8 @@ def fetch(url: str) -> tuple[int, str]:
 
 
 SIGN_IN_LINK = re.compile(
-    r"^The review page: (http://\S+/sign-in\?code=\S+) \(it signs you in once, within 5 minutes\)$"
+    r"^The review page: (http://\S+/sign-in\?code=\S+) \(it signs you in once, within 5 minutes\)"
+    r"\nIt opens on the machine vaultbot runs on \(127\.0\.0\.1 is that machine\), not on a phone\. .*ssh -L .*$"
 )
 
 

@@ -154,12 +154,13 @@ async def test_wrong_tokens_are_slowed_down_to_one_every_2_seconds_after_10(serv
         # Not even the right token is checked now: a guesser learns nothing while held back...
         right = await client.get("/", params={"token": served.token})
         assert right.status_code == 429 and "set-cookie" not in right.headers
-        # ...nor by a sign-in link or init data...
-        assert (await client.get("/sign-in", params={"code": "x"})).status_code == 429
-        posted = await client.post("/sign-in/telegram", content=signed(DEFAULT_TOKEN), headers={"origin": served.base})
-        assert posted.status_code == 429
-    # ...while a signed-in person is not held up.
+    # ...while a signed-in person is not held up, nor is a signed sign-in link or Telegram's init data
+    # (nothing to guess there): the owner's fresh /review link and the Mini App open all the same.
     assert await pages_open_with(served, session)
+    assert (await open_link(await link_to(served, clock))).status_code == 303
+    async with httpx.AsyncClient(base_url=served.base) as client:
+        posted = await client.post("/sign-in/telegram", content=signed(DEFAULT_TOKEN), headers={"origin": served.base})
+        assert posted.status_code == 204
     clock.advance(2)
     async with httpx.AsyncClient(base_url=served.base) as client:
         assert (await client.get("/", params={"token": "guess-11"})).status_code == 403
@@ -169,6 +170,32 @@ async def test_wrong_tokens_are_slowed_down_to_one_every_2_seconds_after_10(serv
         for guess in range(10):
             assert (await client.get("/", params={"token": f"more-{guess}"})).status_code == 403
         assert (await client.get("/", params={"token": "more-10"})).status_code == 429
+
+
+async def test_wrong_tokens_from_one_client_do_not_hold_up_another(served: Served) -> None:
+    guesser = httpx.AsyncHTTPTransport(local_address="127.0.0.2")  # another address of this machine's loopback
+    async with httpx.AsyncClient(base_url=served.base, transport=guesser) as client:
+        for guess in range(11):
+            await client.get("/", params={"token": f"guess-{guess}"})
+        assert (await client.get("/", params={"token": served.token})).status_code == 429
+    async with httpx.AsyncClient(base_url=served.base) as owner:
+        assert (await owner.get("/", params={"token": served.token})).status_code == 200
+
+
+async def test_init_data_signed_before_a_restart_of_the_page_is_not_taken_after(
+    app: App, serve_review: Serve, clock: FakeTime
+) -> None:
+    init_data = signed(DEFAULT_TOKEN, auth_date=int(clock.now))
+    first = await serve_review(app, clock)
+    async with httpx.AsyncClient(base_url=first.base, headers={"origin": first.base}) as client:
+        assert (await client.post("/sign-in/telegram", content=init_data)).status_code == 204
+    clock.advance(60)
+    second = await serve_review(app, clock)
+    async with httpx.AsyncClient(base_url=second.base, headers={"origin": second.base}) as client:
+        replayed = await client.post("/sign-in/telegram", content=init_data)
+        assert replayed.status_code == 403 and "signed before the page started" in replayed.text
+        fresh = await client.post("/sign-in/telegram", content=signed(DEFAULT_TOKEN, auth_date=int(clock.now)))
+        assert fresh.status_code == 204
 
 
 async def test_wrong_links_and_init_data_count_as_wrong_tokens(served: Served) -> None:
@@ -194,6 +221,7 @@ async def test_init_data_signs_in_once_however_it_is_spelled(served: Served) -> 
 
 
 async def test_init_data_older_than_5_minutes_opens_nothing(served: Served, clock: FakeTime) -> None:
+    clock.advance(10 * 60)  # the page has served for a while
     async with httpx.AsyncClient(base_url=served.base, headers={"origin": served.base}) as client:
         fresh = signed(DEFAULT_TOKEN, auth_date=int(clock.now) - 5 * 60 + 1)
         assert (await client.post("/sign-in/telegram", content=fresh)).status_code == 204
@@ -223,7 +251,12 @@ async def test_the_chats_link_and_the_page_agree_on_the_time_they_keep(served: S
     # The link /review sends is made on the real clock; the page opened on the test's (now).
     review = ReviewLink(page=(served.base + "/", served.token), clock=time.time)
     text = await review.find(None)  # type: ignore[arg-type]
-    assert text is not None and text.endswith(" (it signs you in once, within 5 minutes)")
+    assert text is not None
+    link, where = text.split("\n")
+    assert link.endswith(" (it signs you in once, within 5 minutes)")
+    # The page listens on this machine's loopback address: the link says so, and how to reach it.
+    assert where.startswith("It opens on the machine vaultbot runs on (127.0.0.1 is that machine), not on a phone.")
+    assert "VAULTBOT_REVIEW__PUBLIC_URL" in where and "ssh -L" in where
     assert text.startswith(f"{served.base}/sign-in?code=") and served.token not in text
     assert quote(served.token, safe="") not in text
     assert (await open_link(text.split(" ")[0])).status_code == 303
@@ -246,6 +279,14 @@ async def test_in_a_browser_the_link_from_chat_opens_the_page_once_and_sign_out_
     assert [c for c in await context.cookies() if c["name"] == COOKIE] == []
     again = await page.goto(served.base + "/runs")
     assert again is not None and again.status == 401
+    # Not a bare line: a page of the review page's own look, saying what to do.
+    await expect(page.get_by_role("heading", name="vaultbot review")).to_be_visible()
+    await expect(page.get_by_role("alert")).to_contain_text("Not signed in. This page needs its access token")
+    assert await page.locator("code").first.text_content() == "vaultbot review"
+    assert await page.evaluate("document.styleSheets.length && document.styleSheets[0].cssRules.length") > 0
+    wrong = await page.goto(served.base + "/?token=not-the-token")
+    assert wrong is not None and wrong.status == 403
+    await expect(page.get_by_role("alert")).to_contain_text("Not allowed. That access token is not this page's")
     # The link from chat was for one visit: it opens nothing now.
     used = await page.goto(link)
     assert used is not None and used.status == 403
