@@ -16,6 +16,7 @@ import ctypes
 import ctypes.util
 import errno
 import os
+import time
 from pathlib import Path
 
 from vault.files import staged
@@ -62,8 +63,23 @@ def _exchange_in(path: Path, tmp: Path, data: bytes, based_on: bytes) -> bytes |
     back = tmp.read_bytes()
     if back != data:
         _exchange(tmp, path)
+        # A third write came in while ours was in place and may have been built on ours, so the file
+        # we displaced first (in ``tmp`` again) is kept beside the note, as a sync tool keeps a
+        # conflict copy, rather than go with the temporary file.
+        _keep_as_conflict_copy(tmp, path)
         return back
     return displaced
+
+
+def _keep_as_conflict_copy(tmp: Path, path: Path) -> None:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(100):
+        copy = path.with_name(f"{path.stem}.sync-conflict-{stamp}-VAULT{n:02d}{path.suffix}")
+        try:
+            os.link(tmp, copy)  # never over another copy
+            return
+        except FileExistsError:
+            continue
 
 
 def _exchange(a: Path, b: Path) -> None:

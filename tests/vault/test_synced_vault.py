@@ -53,7 +53,8 @@ def test_a_sync_tool_replacing_notes_while_the_bot_writes_loses_no_text(tmp_path
 
         named = {conflict.path for conflict in find_conflicts(root)}
         on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*.md") if is_conflict_copy(p.name)}
-        assert named == on_disk and len(on_disk) == int(copies)
+        # The tool's own copies, and the bot's (kept when a third write came in over its exchange).
+        assert named == on_disk and len([p for p in on_disk if "-ABCDEFG" in p]) == int(copies)
         notes.sync()
         found = {hit.path for hit in notes.search("phone line", limit=50)}
         assert found and not any(is_conflict_copy(path) for path in found)
