@@ -4,8 +4,9 @@ Receiving keeps one IMAP session on the mailbox: it takes every unseen mail (fet
 it seen, stored on the bus or refused, then flagged ``\\Seen``), then waits for the server to say new
 mail came (IDLE), or polls where the server lacks IDLE. A lost connection, a server restarted or
 unreachable, is reconnected with the shared backoff; mail that came meanwhile is unseen and taken then.
-A set-up that cannot work (a refused login, a TLS mismatch, nothing listening) found at the first start
-stops it with :class:`~bot.channels.email.setup.EmailRefused`; once it has served, it is retried.
+A set-up that cannot work (a refused login, a TLS mismatch, nothing listening, at the IMAP or the SMTP
+server) found at the first start stops it with :class:`~bot.channels.email.setup.EmailRefused`; once it
+has served, it is retried.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import sqlite3
 import time
 from collections.abc import Callable
 
+import aiosmtplib
+
 from bot.backoff import Backoff, describe
 from bot.bus import Bus
 from bot.channels.email.access import Access
@@ -27,7 +30,7 @@ from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import Mail
 from bot.channels.email.receiver import CHANNEL, EmailReceiver, mail_key
 from bot.channels.email.sender import EmailSender, Pacer, Smtp
-from bot.channels.email.setup import EmailRefused, imap_refusal
+from bot.channels.email.setup import EmailRefused, imap_refusal, smtp_refusal
 from bot.channels.outbox import outbox_workers
 from bot.db import Database
 from bot.settings import EmailSettings
@@ -108,9 +111,9 @@ class EmailChannel:
         self._store_failures = 0
 
     async def run(self) -> None:
-        """Receive and send until :meth:`stop`. Raises :class:`EmailRefused` when the first login finds
-        the settings cannot work; the IMAP server unreachable for now is tried again with backoff, and
-        ``tell`` hears it."""
+        """Receive and send until :meth:`stop`. Raises :class:`EmailRefused` when the first logins (IMAP,
+        then SMTP) find the settings cannot work; the IMAP server unreachable for now is tried again with
+        backoff, and ``tell`` hears it."""
         senders = (self.outbox_worker, self.events_worker)
         async with asyncio.TaskGroup() as tasks:
             for sender in senders:
@@ -148,10 +151,12 @@ class EmailChannel:
                 continue
             how = "IDLE" if mailbox.idles else f"polling every {self._poll:g}s"
             log.info("email: reading %s at %s (%s)", settings.mailbox, settings.imap_host, how)
-            senders = ", ".join(settings.allowed_senders)
-            self.serving_as = f"e-mail as {settings.address} ({settings.mailbox}, {how}) for {senders}"
-            self.ready.set()
             try:
+                if not self.ready.is_set():
+                    await self._log_in_smtp()
+                senders = ", ".join(settings.allowed_senders)
+                self.serving_as = f"e-mail as {settings.address} ({settings.mailbox}, {how}) for {senders}"
+                self.ready.set()
                 while not self._stopping.is_set():
                     await self._take_new(mailbox)
                     # A session that served counts as a success: one that fails at once again and again
@@ -181,6 +186,20 @@ class EmailChannel:
         if not self.ready.is_set():
             self._tell(f"e-mail: {said}; trying again in {delay:.0f} s")
         return delay
+
+    async def _log_in_smtp(self) -> None:
+        """Log in to the SMTP server at the first start: :class:`EmailRefused` when the settings cannot
+        work; a server unreachable for now is said, and replies wait in the outbox until it answers."""
+        settings = self._settings
+        try:
+            await self._smtp.log_in()
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            refusal = smtp_refusal(exc, settings)
+            if refusal is not None:
+                raise EmailRefused(refusal) from None
+            said = f"cannot reach the SMTP server at {settings.smtp_host}:{settings.smtp_port} ({describe(exc)})"
+            log.warning("email: %s; replies wait in the outbox", said)
+            self._tell(f"e-mail: {said}; replies wait in the outbox until it answers")
 
     async def _take_new(self, mailbox: Mailbox) -> None:
         """Take every unseen mail, until a look finds none."""

@@ -51,7 +51,9 @@ def smtp_refusal(error: BaseException, settings: EmailSettings) -> str | None:
     return _transport(cause or error, where, settings.smtp_security, "SMTP", 465, silent)
 
 
-def _transport(error: BaseException, where: str, security: str, protocol: str, tls_port: int, silent: bool) -> str | None:
+def _transport(
+    error: BaseException, where: str, security: str, protocol: str, tls_port: int, silent: bool
+) -> str | None:
     """The line for the connection itself: nothing listening, TLS against a plain port, or a port that
     waits for TLS greeted without it (``silent``: connected, and the server said nothing)."""
     setting = f"VAULTBOT_EMAIL__{protocol}_SECURITY"

@@ -53,6 +53,10 @@ def broken(case: str, dovecot: Dovecot, smtp: RecordingSmtp) -> dict[str, str]:
         return {**env, "VAULTBOT_EMAIL__IMAP_SECURITY": "ssl", "VAULTBOT_EMAIL__SMTP_SECURITY": "ssl"}
     if case == "no TLS against a TLS port":
         return {**env, "VAULTBOT_EMAIL__IMAP_PORT": str(dovecot.tls_port)}  # the SMTP server speaks TLS only
+    if case == "smtp: ssl against a plain port":
+        return {**env, "VAULTBOT_EMAIL__SMTP_SECURITY": "ssl"}
+    if case == "smtp: nothing listening":
+        return {**env, "VAULTBOT_EMAIL__SMTP_PORT": str(free_port())}
     assert case == "nothing listening"
     return {**env, "VAULTBOT_EMAIL__IMAP_PORT": str(free_port()), "VAULTBOT_EMAIL__SMTP_PORT": str(free_port())}
 
@@ -94,7 +98,14 @@ def run(tmp_path: Path, env: dict[str, str], ca: Path) -> subprocess.CompletedPr
     )
 
 
-@pytest.mark.parametrize("case", CASES)
+# The IMAP server working, the SMTP server not: the run stops on it too, before it says it serves.
+SMTP_ONLY = {
+    "smtp: ssl against a plain port": "does not speak TLS from the start",
+    "smtp: nothing listening": "check VAULTBOT_EMAIL__SMTP_HOST and VAULTBOT_EMAIL__SMTP_PORT",
+}
+
+
+@pytest.mark.parametrize("case", CASES + list(SMTP_ONLY))
 def test_run_stops_on_a_broken_set_up_with_one_line_naming_the_setting(
     tmp_path: Path, case: str, tls_servers: tuple[Dovecot, RecordingSmtp], ca: tuple[trustme.CA, Path]
 ) -> None:
@@ -103,7 +114,8 @@ def test_run_stops_on_a_broken_set_up_with_one_line_naming_the_setting(
         done = run(tmp_path, broken(case, dovecot, smtp if case == "no TLS against a TLS port" else plain), ca[1])
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     [line] = done.stderr.splitlines()
-    assert line.startswith("vaultbot: ") and SAYS[case][0] in line and "VAULTBOT_EMAIL__" in line
+    says = SMTP_ONLY[case] if case in SMTP_ONLY else SAYS[case][0]
+    assert line.startswith("vaultbot: ") and says in line and "VAULTBOT_EMAIL__" in line
     assert "Traceback" not in done.stderr
     log = tmp_path / "data" / "vaultbot.log"
     logged = log.read_text(encoding="utf-8") if log.exists() else ""
