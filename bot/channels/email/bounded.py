@@ -65,30 +65,38 @@ class Reader:
         self.limits = limits
         self._worker: _Worker | None = None
         self._turn = threading.Lock()  # one mail at a time in the worker
+        self._closed = False
 
     async def start(self) -> None:
         """Have a worker ready."""
-        await asyncio.to_thread(self._ready)
+        await asyncio.to_thread(self._start)
 
     async def read(self, raw: bytes) -> Mail:
         """``raw`` read within the limits; :class:`Unreadable` when it crossed one."""
         return await asyncio.to_thread(self._read, raw)
 
     async def close(self) -> None:
-        """End the worker (a reading under way ends with it)."""
+        """End the worker (a reading under way ends with it); no other starts."""
+        self._closed = True
         worker, self._worker = self._worker, None
         if worker is not None:
             await asyncio.to_thread(worker.end)
 
-    def _ready(self) -> _Worker:
+    def _start(self) -> None:
         with self._turn:
-            if self._worker is None or not self._worker.process.is_alive():
-                self._worker = _Worker.start(self.limits)
-            return self._worker
+            self._ready()
+
+    def _ready(self) -> _Worker:
+        """The worker, a new one if there is none or it ended (killed from outside, say); under ``_turn``."""
+        if self._closed:
+            raise OSError("the mail reader is closed")
+        if self._worker is None or not self._worker.process.is_alive():
+            self._worker = _Worker.start(self.limits)
+        return self._worker
 
     def _read(self, raw: bytes) -> Mail:
-        worker = self._ready()
         with self._turn:
+            worker = self._ready()
             try:
                 return worker.read(raw, self.limits)
             except Unreadable:
@@ -97,7 +105,7 @@ class Reader:
                 if self._worker is worker:
                     self._worker = None
                     with contextlib.suppress(OSError):  # else the next mail starts one
-                        self._worker = _Worker.start(self.limits)
+                        self._ready()
                 raise
 
 
@@ -117,11 +125,12 @@ class _Worker:
         worker = cls(process, ours)
         # Ready once its limits are set: a mail's wall-clock time is its reading's, never the start's.
         try:
-            if not ours.poll(STARTING_SECONDS) or ours.recv_bytes() != _READY:
-                raise OSError(f"the mail reader did not start within {STARTING_SECONDS:g} seconds")
-        except (EOFError, OSError) as exc:
+            ready = ours.poll(STARTING_SECONDS) and ours.recv_bytes() == _READY
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
             worker.end()
-            raise OSError(f"the mail reader did not start (exit {process.exitcode})") from exc
+            raise OSError(f"the mail reader did not start within {STARTING_SECONDS:g} s (exit {process.exitcode})")
         return worker
 
     def read(self, raw: bytes, limits: Limits) -> Mail:
@@ -146,10 +155,11 @@ class _Worker:
         return value
 
     def end(self) -> None:
-        self.conn.close()
+        """Kill the worker (a reading under way in another thread then finds it gone), then close the pipe."""
         if self.process.is_alive():
             self.process.kill()
         self.process.join(5)
+        self.conn.close()
 
 
 def _serve(conn: Connection, limits: Limits) -> None:
