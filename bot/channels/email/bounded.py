@@ -91,7 +91,11 @@ class Reader:
         if self._closed:
             raise OSError("the mail reader is closed")
         if self._worker is None or not self._worker.process.is_alive():
-            self._worker = _Worker.start(self.limits)
+            worker = _Worker.start(self.limits)
+            if self._closed:  # closed while it started
+                worker.end()
+                raise OSError("the mail reader is closed")
+            self._worker = worker
         return self._worker
 
     def _read(self, raw: bytes) -> Mail:
