@@ -235,7 +235,8 @@ class Worker:
             acked = await self.handler(delivery)
         except asyncio.CancelledError:
             # Stopped before finishing: hand the message back at once for redelivery.
-            await self._settle(delivery, asyncio.shield(self.bus.nack(delivery.id, error="worker stopped", attempt=delivery.attempts)))
+            stopped = self.bus.nack(delivery.id, error="worker stopped", attempt=delivery.attempts)
+            await self._settle(delivery, asyncio.shield(stopped))
             raise
         except Retry as exc:
             await self._retry(delivery, exc, exc.delay)
@@ -257,7 +258,8 @@ class Worker:
         if delay is None:
             delay = Backoff(self.backoff, self.backoff_max, jitter=True).delay(delivery.attempts)
         log.info("retrying %s#%s in %.1fs: %s", self.topic, delivery.id, delay, describe(error))
-        await self._settle(delivery, self.bus.nack(delivery.id, delay=delay, error=describe(error), attempt=delivery.attempts))
+        again = self.bus.nack(delivery.id, delay=delay, error=describe(error), attempt=delivery.attempts)
+        await self._settle(delivery, again)
 
     async def _dead(self, delivery: Delivery, error: BaseException) -> None:
         log.warning(

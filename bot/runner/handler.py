@@ -347,7 +347,8 @@ class TurnHandler:
             writes = self._asking.suspending(context, result.waiting, result.question)
             writes.append(self._store.keep_changes(context.run_id, context.changes))  # its end adds the rest
             async with self._db.transaction() as tx:
-                await tx.gather(recorder.flush(), *writes, *[self._bus.ack(i) for i in parts], _ack(self._bus, delivery))
+                acks = [self._bus.ack(i) for i in parts]
+                await tx.gather(recorder.flush(), *writes, *acks, _ack(self._bus, delivery))
             return result
         if mode == "capture" and (error := filed(result.messages).error) is not None:
             result.status, result.reason = "failed", f"the message could not be filed: {error}"

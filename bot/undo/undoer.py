@@ -79,7 +79,9 @@ class Undoer:
     async def taken_back(self, run_id: str) -> set[str]:
         """The paths of ``run_id``'s changes that its undos still in force took back."""
         return {
-            change.path for undo in await self.changes.active_undos(run_id) for change in await self.changes.of_run(undo)
+            change.path
+            for undo in await self.changes.active_undos(run_id)
+            for change in await self.changes.of_run(undo)
         }
 
     def record(self, report: Report, into: ChangeSet, summary: str) -> None:

@@ -82,4 +82,5 @@ async def test_an_address_without_v1_whose_models_answer_404_fails_and_says_to_a
     unversioned = fake_transcription.base_url.removesuffix("/v1")
     check = await transcription_check(tmp_path, base_url=unversioned, api_key=KEY)
     assert not check.ok
-    assert "its /models answered HTTP 404" in check.detail and "add /v1 to VAULTBOT_TRANSCRIBE__BASE_URL" in check.detail
+    assert "its /models answered HTTP 404" in check.detail
+    assert "add /v1 to VAULTBOT_TRANSCRIBE__BASE_URL" in check.detail
