@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NoReturn
 
 from bot.backoff import describe
@@ -32,6 +33,7 @@ from bot.bus import (
     Event,
     Fatal,
     InboundMessage,
+    LeaseLost,
     Retry,
     UntrustedPart,
     events_topic,
@@ -227,7 +229,7 @@ class TurnHandler:
             return await self._answered(delivery, message)
         message, parts = await self._with_album(delivery, message)
         message = _as_task(message)
-        context = _context(message, run_id=uuid.uuid4().hex)
+        context = _context(message, run_id=uuid.uuid4().hex, fence=partial(self._bus.renew, delivery))
         started = time.perf_counter()
         command = _command_of(message)
         model, mode = self._model, self._mode
@@ -375,6 +377,7 @@ class TurnHandler:
         if question is None or question.state not in ("allowed", "denied"):
             return None
         context = context_of(question)
+        context.fence = partial(self._bus.renew, delivery)
         outcome = await self._asking.outcome(question, context, self._dispatcher)
         _, turns = await self._db.gather(
             self._store.mark_run(context.run_id, "running"),
@@ -630,11 +633,6 @@ async def _nothing() -> list[Question]:
     return []
 
 
-class LeaseLost(RuntimeError):
-    """The message was claimed again while this handler was paused past its lease: the claim that
-    holds it now answers it, and this one's records are rolled back."""
-
-
 async def _ack(bus: Bus, delivery: Delivery) -> None:
     """Ack ``delivery`` in the transaction that records its turn, fenced by its claim's attempt."""
     if not await bus.ack(delivery.id, attempt=delivery.attempts):
@@ -663,7 +661,9 @@ def _dead_summary(letter: Letter, attempts: int, outcome: Filed) -> str:
     )
 
 
-def _context(message: InboundMessage, *, run_id: str) -> ToolContext:
+def _context(
+    message: InboundMessage, *, run_id: str, fence: Callable[[], Awaitable[None]] | None = None
+) -> ToolContext:
     # The recipient comes from the message as the channel received it, never from the model.
     return ToolContext(
         conversation=message.conversation,
@@ -673,4 +673,5 @@ def _context(message: InboundMessage, *, run_id: str) -> ToolContext:
         inbound_id=message.id,
         person=message.sender.id,
         changes=brought(message),
+        fence=fence,
     )
