@@ -54,6 +54,7 @@ from bot.runner.model import ModelClient, Usage
 from bot.runner.others import with_others
 from bot.runner.photos import Photos, Seen
 from bot.runner.pricing import PriceTable
+from bot.runner.saved import with_where
 from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, DeadLetters, Step, Store, encode_turn, retry_command
 from bot.store import DeadLetter as Letter
@@ -458,7 +459,7 @@ class TurnHandler:
         replies = []
         # A run that never called send_message still answers, with its final text.
         if context.sent == 0 and result.final_text.strip():
-            replies.append(reply(context, result.final_text, button=button))
+            replies.append(reply(context, with_where(result.final_text, context.changes), button=button))
         # A failed run has already said what failed (a capture's or a command's own reply).
         if result.reason and result.status != "failed":
             replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))
