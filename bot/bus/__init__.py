@@ -1,6 +1,6 @@
 """The durable message bus: typed messages on SQLite topics, and the worker loop that consumes them."""
 
-from bot.bus.bus import Bus, Delivery, Publication, Published
+from bot.bus.bus import Bus, Delivery, LeaseLost, Publication, Published
 from bot.bus.models import (
     CONSENT,
     EVENTS,
@@ -39,6 +39,7 @@ __all__ = [
     "Fatal",
     "Handler",
     "InboundMessage",
+    "LeaseLost",
     "Retried",
     "OnDead",
     "OutboundMessage",

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from bot.db import Database, now_iso
 
-__all__ = ["Bus", "Delivery", "Publication", "Published"]
+__all__ = ["Bus", "Delivery", "LeaseLost", "Publication", "Published"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -54,15 +54,21 @@ class Publication:
         object.__setattr__(self, "payload", self.message.model_dump_json())
 
 
+class LeaseLost(RuntimeError):
+    """The message was claimed again while its handler was paused past its lease: the claim that
+    holds it now answers it, and this one must make no more effects or records."""
+
+
 @dataclass(frozen=True)
 class Delivery:
-    """A claimed message. ``attempts`` counts this claim."""
+    """A claimed message. ``attempts`` counts this claim; ``lease`` is how long it was leased for."""
 
     id: int
     topic: str
     conversation: str
     payload: str
     attempts: int
+    lease: float = 0.0
 
     def parse(self, model: type[M]) -> M:
         """The payload as the typed message it was published as."""
@@ -149,7 +155,7 @@ class Bus:
                 "limit": limit,
             },
         )
-        return sorted((Delivery(**dict(row)) for row in rows), key=lambda d: d.id)
+        return sorted((Delivery(**dict(row), lease=lease) for row in rows), key=lambda d: d.id)
 
     async def hold_group(self, topic: str, conversation: str, group: str, delay: float) -> None:
         """Keep the pending messages of ``group`` (their payload's ``group``) in ``conversation`` from
@@ -211,6 +217,13 @@ class Bus:
             (self._clock() + lease, message_id, attempt, attempt),
         )
         return changed > 0
+
+    async def renew(self, delivery: Delivery) -> None:
+        """Renew ``delivery``'s lease for as long as it was claimed, or raise :class:`LeaseLost` when
+        it was claimed again since: checked before a handler makes an effect outside the store (an MCP
+        call, a fetch), which a claim that lost its lease must not make a second time."""
+        if not await self.extend(delivery.id, delivery.lease, attempt=delivery.attempts):
+            raise LeaseLost(f"message {delivery.id} was claimed again since attempt {delivery.attempts}")
 
     async def _finish(self, message_id: int, status: str, error: str | None, attempt: int | None) -> bool:
         """Mark a pending or leased message ``status``; False if it was neither, or was claimed again

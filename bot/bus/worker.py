@@ -2,7 +2,8 @@
 
 A handler settles its message by returning (ack; or returning :data:`ACKED` when it acked the
 message itself, inside the transaction that recorded its results), raising :class:`Retry` (nack with a delay),
-raising :class:`Fatal` (dead-letter now) or raising anything else (logged, retried with
+raising :class:`Fatal` (dead-letter now), raising :class:`LeaseLost` (claimed again while it
+was paused past its lease: left to the new claim) or raising anything else (logged, retried with
 exponential backoff and jitter). After ``max_attempts`` the message is dead-lettered and
 ``on_dead`` is told. While a handler runs, its lease is extended, so only a worker that really
 stopped (a crash, SIGKILL) lets its message be redelivered.
@@ -24,7 +25,7 @@ import socket
 from collections.abc import Awaitable, Callable
 
 from bot.backoff import Backoff, describe
-from bot.bus.bus import Bus, Delivery
+from bot.bus.bus import Bus, Delivery, LeaseLost
 from bot.db import Outage, is_transient
 
 __all__ = ["ACKED", "Fatal", "Handler", "OnDead", "Retry", "Worker"]
@@ -238,6 +239,9 @@ class Worker:
             stopped = self.bus.nack(delivery.id, error="worker stopped", attempt=delivery.attempts)
             await self._settle(delivery, asyncio.shield(stopped))
             raise
+        except LeaseLost as exc:
+            # Paused past its lease and claimed again: that claim settles the message, not this one.
+            log.warning("%s#%s left to its new claim: %s", self.topic, delivery.id, exc)
         except Retry as exc:
             await self._retry(delivery, exc, exc.delay)
         except Fatal as exc:

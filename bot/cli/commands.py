@@ -192,7 +192,7 @@ def run_command(ctx: click.Context) -> None:
         with only_run(settings.store.path.parent):
             async with await App.open(settings) as app:
                 _settle_heap()
-                await serve(app, stop_on_signals(), announce=_announce, tell=lambda line: click.echo(line, err=True))
+                await serve(app, stop_on_signals(), announce=_page_served, tell=lambda line: click.echo(line, err=True))
 
     try:
         _run(main())
@@ -225,6 +225,12 @@ def stop_on_signals() -> asyncio.Event:
 
 def _announce(url: str) -> None:
     click.echo("The review page (Ctrl-C to stop):", err=True)
+    click.echo(url)
+
+
+def _page_served(url: str) -> None:
+    """The review page's address, under the line of `vaultbot run` that already says Ctrl-C stops it."""
+    click.echo("The review page:", err=True)
     click.echo(url)
 
 

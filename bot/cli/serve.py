@@ -41,8 +41,8 @@ async def serve(
     start, so nothing is lost and nothing is sent twice.
 
     A channel that fails (another instance polling the same Telegram token) stops everything and
-    its error propagates. With the review page enabled, its address (token included) is passed
-    to ``announce``, never logged; ``/review`` in chat answers with a sign-in link. ``tell`` hears what
+    its error propagates. With the review page enabled, it serves at once, and its address (token
+    included) is passed to ``announce`` right after ``tell``'s line that it serves, never logged; ``/review`` in chat answers with a sign-in link. ``tell`` hears what
     a person starting it should know, a line each: once every channel is ready, the mode and whom each
     serves as (the Telegram bot), and before that a channel that cannot reach its service yet.
 
@@ -103,11 +103,10 @@ async def _serve(
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
-        telling = tasks.create_task(_when_ready(app, channels, tell))
         if review is not None:
-            server, url = review
-            tasks.create_task(server.serve(stop))
-            announce(url)
+            tasks.create_task(review[0].serve(stop))
+        # What it says at start, one block in order once it serves: the mode and channels, then the page.
+        telling = tasks.create_task(_when_ready(app, channels, tell, lambda: announce(review[1]) if review else None))
         running = [tasks.create_task(channel.run()) for channel in channels]
         log.info("serving %d channel(s) with %d worker(s); Ctrl-C to stop", len(channels), len(workers))
         stopped = asyncio.ensure_future(stop.wait())
@@ -123,15 +122,18 @@ async def _serve(
         await asyncio.gather(*(channel.stop(left) for channel in channels))
 
 
-async def _when_ready(app: App, channels: list[TelegramChannel | EmailChannel], tell: Callable[[str], None]) -> None:
-    """Once every channel is ready, one line: the mode and whom each channel serves as. A channel that
-    cannot start says so instead, alone."""
+async def _when_ready(
+    app: App, channels: list[TelegramChannel | EmailChannel], tell: Callable[[str], None], then: Callable[[], None]
+) -> None:
+    """Once every channel is ready, one line: the mode and whom each channel serves as; ``then`` right
+    after it (the review page's address). A channel that cannot start says so instead, alone."""
     await asyncio.gather(*(channel.ready.wait() for channel in channels))
     await app.store.record_bot_config(configuration(app))
     model = app.model.name
     mode = "capture mode" if isinstance(app.model, CaptureModel) else f"assistant mode with {model}"
     serving = "; ".join(channel.serving_as for channel in channels) or "no channel"
     tell(f"vaultbot run: {mode}; {serving}; Ctrl-C to stop")
+    then()
 
 
 async def _review(app: App, pages: AsyncExitStack) -> tuple[ReviewServer, str]:

@@ -82,6 +82,28 @@ def unlabelled(text: str) -> str:
     return whole.group(2) if whole else text
 
 
+# A label's source and what it holds, as :func:`label` makes it; one cut short runs to the end of the text.
+_PART = re.compile(r'<untrusted source="([^"]*)" id="([0-9a-f]{16})">\n?(.*?)(?:\n?</untrusted id="\2">|\Z)', re.DOTALL)
+
+
+def labelled_parts(text: str) -> list[tuple[str | None, str]]:
+    """``text`` in the order it reads, as (source, words) pairs: None for the person's own words (or
+    vaultbot's), else the source a label names and the words inside it: for showing a person who wrote
+    what, never for the model."""
+    if _OPEN not in text:
+        return [(None, text)] if text else []
+    parts: list[tuple[str | None, str]] = []
+    at = 0
+    for match in _PART.finditer(text):
+        if match.start() > at:
+            parts.append((None, text[at : match.start()]))
+        parts.append((match.group(1), match.group(3)))
+        at = match.end()
+    if at < len(text):
+        parts.append((None, text[at:]))
+    return parts
+
+
 def profile_block(body: str) -> str:
     """The profile note's text in a block its text cannot close (its id is a hash of the text)."""
     text = neutralise(body)

@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NoReturn
 
 from bot.backoff import describe
@@ -32,6 +33,7 @@ from bot.bus import (
     Event,
     Fatal,
     InboundMessage,
+    LeaseLost,
     Retry,
     UntrustedPart,
     events_topic,
@@ -52,6 +54,7 @@ from bot.runner.model import ModelClient, Usage
 from bot.runner.others import with_others
 from bot.runner.photos import Photos, Seen
 from bot.runner.pricing import PriceTable
+from bot.runner.saved import with_where
 from bot.runner.summary import AuditSummarizer
 from bot.store import CallUsage, DeadLetters, Step, Store, encode_turn, retry_command
 from bot.store import DeadLetter as Letter
@@ -227,7 +230,7 @@ class TurnHandler:
             return await self._answered(delivery, message)
         message, parts = await self._with_album(delivery, message)
         message = _as_task(message)
-        context = _context(message, run_id=uuid.uuid4().hex)
+        context = _context(message, run_id=uuid.uuid4().hex, fence=partial(self._bus.renew, delivery))
         started = time.perf_counter()
         command = _command_of(message)
         model, mode = self._model, self._mode
@@ -376,6 +379,7 @@ class TurnHandler:
         if question is None or question.state not in ("allowed", "denied"):
             return None
         context = context_of(question)
+        context.fence = partial(self._bus.renew, delivery)
         outcome = await self._asking.outcome(question, context, self._dispatcher)
         _, turns = await self._db.gather(
             self._store.mark_run(context.run_id, "running"),
@@ -456,7 +460,7 @@ class TurnHandler:
         replies = []
         # A run that never called send_message still answers, with its final text.
         if context.sent == 0 and result.final_text.strip():
-            replies.append(reply(context, result.final_text, button=button))
+            replies.append(reply(context, with_where(result.final_text, context.changes), button=button))
         # A failed run has already said what failed (a capture's or a command's own reply).
         if result.reason and result.status != "failed":
             replies.append(notice(context, f"I stopped here: {result.reason}.", key="stopped"))
@@ -631,11 +635,6 @@ async def _nothing() -> list[Question]:
     return []
 
 
-class LeaseLost(RuntimeError):
-    """The message was claimed again while this handler was paused past its lease: the claim that
-    holds it now answers it, and this one's records are rolled back."""
-
-
 async def _ack(bus: Bus, delivery: Delivery) -> None:
     """Ack ``delivery`` in the transaction that records its turn, fenced by its claim's attempt."""
     if not await bus.ack(delivery.id, attempt=delivery.attempts):
@@ -664,7 +663,9 @@ def _dead_summary(letter: Letter, attempts: int, outcome: Filed) -> str:
     )
 
 
-def _context(message: InboundMessage, *, run_id: str) -> ToolContext:
+def _context(
+    message: InboundMessage, *, run_id: str, fence: Callable[[], Awaitable[None]] | None = None
+) -> ToolContext:
     # The recipient comes from the message as the channel received it, never from the model.
     return ToolContext(
         conversation=message.conversation,
@@ -674,4 +675,5 @@ def _context(message: InboundMessage, *, run_id: str) -> ToolContext:
         inbound_id=message.id,
         person=message.sender.id,
         changes=brought(message),
+        fence=fence,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from bot.store import ChangeSet
@@ -20,7 +21,9 @@ class ToolContext:
     run), which what it writes in the vault or schedules keeps (``bot.consent.provenance``), and ``own``
     what the person typed in the conversation, which stays theirs wherever it is copied. ``changes``
     gathers what the run changes in the vault, kept with the run when it ends. ``person`` is the sender
-    of the message the run answers: the only one whose answer to its questions counts.
+    of the message the run answers: the only one whose answer to its questions counts. ``fence`` renews
+    the lease of that message, raising ``bot.bus.LeaseLost`` when it was claimed again since: the
+    dispatcher awaits it before each call whose effects reach outside the store (``reaches_out``).
     """
 
     conversation: str
@@ -36,6 +39,7 @@ class ToolContext:
     sources: frozenset[str] = field(default_factory=frozenset)
     own: str = ""
     changes: ChangeSet = field(default_factory=ChangeSet)
+    fence: Callable[[], Awaitable[None]] | None = None
 
     def next_sequence(self) -> int:
         """Number the next reply of this run (1, 2, …)."""

@@ -88,7 +88,7 @@ class Dispatcher:
         return self._tools if self._source is None else {**self._tools, **self._source.current()}
 
     async def call(self, name: str, raw_input: Any, context: ToolContext) -> ToolOutcome:
-        """Run one tool call; never raises except on cancellation."""
+        """Run one tool call; raises only as :meth:`run` does."""
         checked = self.check(name, raw_input)
         if isinstance(checked, ToolOutcome):
             return checked
@@ -107,8 +107,12 @@ class Dispatcher:
             return _failed(f"Invalid input for {name}: {_explain(exc)}", "invalid_input")
 
     async def run(self, checked: Checked, context: ToolContext) -> ToolOutcome:
-        """Run a checked call; never raises except on cancellation."""
+        """Run a checked call; never raises except on cancellation, or when the run's message was
+        claimed again before a call that reaches outside the store (``ToolContext.fence``)."""
         name = checked.tool.name
+        if context.fence is not None and reaches_out(name):
+            # A handler paused past its lease stops here: the claim holding the message makes this call.
+            await context.fence()
         try:
             done = await checked.tool.run(checked.input, context)
             if isinstance(done, ContentResult):
@@ -123,6 +127,12 @@ class Dispatcher:
                 "internal_error",
                 retryable=True,
             )
+
+
+def reaches_out(name: str) -> bool:
+    """Whether a tool's effects reach outside the store (an MCP server, a web site): made a second time
+    by a claim that lost its lease, such a call is a second effect that no rollback takes back."""
+    return name.startswith("mcp__") or name == "clip_link"
 
 
 def _failed(message: str, error_type: str, *, retryable: bool = False) -> ToolOutcome:

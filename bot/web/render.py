@@ -17,6 +17,7 @@ from starlette.templating import Jinja2Templates
 
 from bot.clock import local_time
 from bot.store import short_id
+from bot.web.words import fields, words
 
 __all__ = ["Renderer"]
 
@@ -38,7 +39,8 @@ class Renderer:
             clock=self.clock,
             by_day=self.by_day,
             number=_number,
-            pretty=_pretty,
+            fields=fields,
+            words=words,
             markdown=_markdown,
             query=_query,
             short_id=short_id,
@@ -83,10 +85,6 @@ def _addresses(request: Request) -> dict[str, str]:
 
 def _number(value: float | int | None, digits: int = 0) -> str:
     return "–" if value is None else f"{value:,.{digits}f}"
-
-
-def _pretty(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 def _markdown(text: str) -> Markup:

@@ -8,6 +8,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bot.consent import labelled_parts
 from bot.store import MIN_PREFIX, RUN_STATUSES
 from bot.web.changes import run_changes
 from bot.web.sources import sources
@@ -108,9 +109,16 @@ def _step_view(step: dict[str, Any]) -> dict[str, Any]:
 def brief(value: Any, *, limit: int = 240) -> str:
     """``key: value · key: value`` on one line, each value cut short: what a glance needs."""
     if isinstance(value, dict):
-        parts = [f"{k}: {_cut(json.dumps(v, ensure_ascii=False, default=str), 70)}" for k, v in value.items()]
+        parts = [f"{k}: {_cut(_plain(v), 70)}" for k, v in value.items()]
         return _cut(" · ".join(parts), limit)
-    return _cut(json.dumps(value, ensure_ascii=False, default=str), limit)
+    return _cut(_plain(value), limit)
+
+
+def _plain(value: Any) -> str:
+    """A value as a glance reads it: text as its words (a label's source in brackets), the rest as JSON."""
+    if isinstance(value, str):
+        return " ".join(said if source is None else f"[{source}] {said}" for source, said in labelled_parts(value))
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _cut(text: str, limit: int) -> str:

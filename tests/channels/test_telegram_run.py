@@ -8,6 +8,7 @@ import json
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from tests.fakes import anthropic_server as api
 from tests.fakes import telegram_server as tg
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import SEVERAL_PROCESSES, StderrLines, vaultbot_process
+from tests.helpers import SEVERAL_PROCESSES, StderrLines, subprocess_env
 
 pytestmark = SEVERAL_PROCESSES  # several `vaultbot` processes per test
 
@@ -127,19 +128,35 @@ def test_telegram_that_never_answers_is_tried_again_and_the_bot_stops_on_a_signa
 def test_run_says_its_mode_which_bot_it_serves_as_and_the_review_address(fake: FakeTelegram, tmp_path: Path) -> None:
     port = free_port()
     env = {**fake_env(fake), "VAULTBOT_REVIEW__ENABLED": "true", "VAULTBOT_REVIEW__PORT": str(port)}
-    with vaultbot_process(tmp_path, "run", stdout=subprocess.PIPE, **env) as (process, log):
-        wait_until(lambda: log.has("vaultbot run:"), "it said what it serves", process)
-        assert process.stdout is not None
-        address = process.stdout.readline()
-        assert address.startswith(f"http://127.0.0.1:{port}/?token=")
+    # Standard output and error in one pipe, as a terminal shows them: their order is the person's.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        cwd=tmp_path,
+        env=subprocess_env(**env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        said = [process.stdout.readline() for _ in range(3)]
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=40)
-    assert process.returncode == 0, log.text()
-    # The page is served at once; the line about Telegram waits for Telegram's answer.
-    assert log.lines == [
-        "The review page (Ctrl-C to stop):\n",
+        rest = process.stdout.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+        process.stdout.close()
+    assert process.returncode == 0, rest
+    # One block, in order, once it serves: what it serves, then where the page is.
+    assert said[:2] == [
         "vaultbot run: capture mode; Telegram as @vault_test_bot (polling) for user ids 42; Ctrl-C to stop\n",
+        "The review page:\n",
     ]
+    assert said[2].startswith(f"http://127.0.0.1:{port}/?token=")
+    assert rest == ""
 
 
 def fake_env(fake: FakeTelegram | None) -> dict[str, str]:

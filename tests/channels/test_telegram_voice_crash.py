@@ -54,7 +54,7 @@ def test_a_voice_note_interrupted_by_sigkill_is_filed_once_after_restart(
     def file_it(body: dict[str, Any]) -> api.Canned:
         said = body["messages"][-1]["content"]
         if not isinstance(said, str):
-            return api.text("Filed.")
+            return api.text("Filed as Notes/Voice memo.md.")  # named: the runner adds no line
         if point.startswith("after") and not release.is_set():
             waiting.set()
             release.wait(timeout=30)  # the first process dies while it waits here
@@ -81,7 +81,7 @@ def test_a_voice_note_interrupted_by_sigkill_is_filed_once_after_restart(
     errors = stop(second, signal.SIGTERM)
     assert second.returncode == 0, errors
     assert KEY not in errors
-    assert fake.sent_texts == ["Filed."]
+    assert fake.sent_texts == ["Filed as Notes/Voice memo.md."]
     [note] = list((tmp_path / "data" / "vault").rglob("*.md"))
     text = note.read_text(encoding="utf-8")
     assert fake_transcription.text in text and "![[Attachments/voice 31.ogg]]" in text

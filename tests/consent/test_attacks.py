@@ -115,7 +115,7 @@ async def test_each_risky_call_is_made_exactly_once_when_the_person_taps_allow(a
         question = await bot.question(number)
         bot.tap(question, "Allow")
         await bot.fake.await_for(
-            lambda f, n=number: len([m for m in f.sent if m["text"] == "Done as the page said."]) == n
+            lambda f, n=number: len([m for m in f.sent if m["text"].startswith(DONE)]) == n
         )
         await bot.settled()
     assert bot.collected() == 1
@@ -143,7 +143,7 @@ async def test_deny_tells_the_model_and_a_second_tap_is_told_it_was_decided(atta
     SOURCES["forward"](bot, orders(steps(bot)["clip query string"]))
     question = await bot.question()
     bot.tap(question, "Deny")
-    await bot.fake.await_for(lambda f: any(m["text"] == DONE for m in f.sent))
+    await bot.fake.await_for(lambda f: any(m["text"].startswith(DONE) for m in f.sent))
     await bot.settled()
     assert bot.collected() == 0
     told = json.dumps(bot.model.calls[-1][-1]["content"])  # what the model read last

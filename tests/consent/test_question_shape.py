@@ -29,7 +29,8 @@ async def test_a_long_question_is_one_message_with_its_buttons_and_says_what_was
     assert len(question["text"]) <= 4096
     assert "more characters, not shown here" in question["text"] and question["text"].count("x") < 3000
     bot.tap(question, "Allow")
-    await bot.fake.await_for(lambda f: any(m["text"] == DONE for m in f.sent))
+    # The reply, then where the note went: the model's reply did not say.
+    await bot.fake.await_for(lambda f: any(m["text"].startswith(DONE) for m in f.sent))
     await bot.settled()
     assert content in bot.note("About me.md")  # what was allowed is the whole call, made once
     assert bot.note("About me.md").count("Always obey") == 1

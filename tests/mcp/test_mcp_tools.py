@@ -3,8 +3,10 @@ API, checking what the model was offered and what it received back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -12,12 +14,13 @@ from typing import Any
 import pytest
 
 from bot.app import App
+from bot.bus import INBOUND
 from bot.consent import unlabelled
 from tests.fakes import anthropic_server as api
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.mcp_http_server import HttpMcpServer
 from tests.helpers import outbox, run_inbox
-from tests.mcp.conftest import SECRET, START, TOKEN, pids, stdio, tool_results
+from tests.mcp.conftest import SECRET, START, TOKEN, eventually, pids, stdio, tool_results
 from tests.runner.conftest import send
 
 Build = Callable[..., Awaitable[App]]
@@ -319,3 +322,38 @@ async def test_conversations_at_once_share_one_session_and_one_server_process(
     answered = [tool_results(r.body) for r in fake_anthropic.requests if tool_results(r.body)]
     assert len(answered) == 3
     assert {result_json(r)["content"][0]["text"] for [r] in answered} == {str(server)}
+
+
+async def test_a_handler_paused_past_its_lease_makes_no_mcp_call_once_another_process_claimed_its_message(
+    with_servers: Build, fake_anthropic: FakeAnthropic, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Two processes on one store (the bus-only mode): each its own app, its own server, one database.
+    sent = tmp_path / "sent-mail"
+    servers = {"mail": stdio(env={"OUTBOX_FILE": str(sent)}, tools=["send_email"])}
+    # Leases long enough that no heartbeat renews one while the test runs: the lease is run out by hand.
+    first, second = [await with_servers(servers, bus={"lease_seconds": 3600}) for _ in range(2)]
+    paused, resume = threading.Event(), threading.Event()
+
+    def answer(body: dict[str, Any]) -> api.Canned:
+        if tool_results(body):
+            return api.text("Mail sent.")
+        if not paused.is_set():  # the first process's model call: it stalls there, past its lease
+            paused.set()
+            assert resume.wait(START)
+        return api.tool_use(("mcp__mail__send_email", {"to": "bob@example.com", "body": "see you at 8"}))
+
+    fake_anthropic.handler = answer
+    await send(first, "mail Bob that I will be there at 8")
+    stalled = asyncio.create_task(run_inbox(first))
+    await eventually(paused.is_set, START)
+    await first.db.execute("UPDATE bus_messages SET lease_until = 0 WHERE topic = ?", (INBOUND,))  # time passes
+    await run_inbox(second)  # the other process claims the message again, and answers it
+    resume.set()
+    with caplog.at_level(logging.WARNING, logger="bot.bus.worker"):
+        await stalled
+
+    assert len(sent.read_text().splitlines()) == 1  # Bob got one mail, not two
+    assert len(fake_anthropic.requests) == 3  # the stalled run asked the model nothing more
+    assert [m.text for m in await outbox(first)] == ["Mail sent."]
+    assert "left to its new claim" in caplog.text
+    assert await first.bus.counts(INBOUND) == {"done": 1}  # answered once, and not dead-lettered

@@ -185,7 +185,8 @@ async def test_a_turn_that_crosses_the_budget_finishes_with_the_model(open_app: 
     model.enqueue(costly_tool_call([]))
     app = await open_app(model, now)
     now.local(2030, 1, 15, 12, 0)
-    assert await say(app, "write the plan down") == [("reply", "answered by the model")]
+    # The reply says where the note went (the model's did not).
+    assert await say(app, "write the plan down") == [("reply", "answered by the model\n\nSaved to Notes/Plan.md.")]
     assert len(model.calls) == 2, "the budget was reached by the first call; the turn still finished"
     assert (app.notes.root / "Notes" / "Plan.md").exists()
     assert [kind for kind, _ in await say(app, "next thought")] == ["notice", "reply"]

@@ -49,7 +49,7 @@ def test_a_sigkill_mid_batch_of_20_mails_gives_20_notes_and_20_replies(
         if n == CRASH_AT and not release.is_set():
             waiting.set()
             release.wait(timeout=30)  # the first process dies while it waits here
-        return api.text(f"Filed item {n}.")
+        return api.text(f"Filed item {n} as Mail/Item {n}.md.")  # named: the runner adds no line
 
     fake_anthropic.handler = answer
     for n in range(1, MAILS + 1):
@@ -82,7 +82,7 @@ def test_a_sigkill_mid_batch_of_20_mails_gives_20_notes_and_20_replies(
     assert PASSWORD not in errors and "sk-ant-email-crash" not in errors
 
     replies = sorted(r.text for r in smtp.received)
-    assert replies == sorted(f"Filed item {n}." for n in range(1, MAILS + 1))
+    assert replies == sorted(f"Filed item {n} as Mail/Item {n}.md." for n in range(1, MAILS + 1))
     assert all(r.recipients == [ANN] for r in smtp.received)
     assert len({r.message["Message-ID"] for r in smtp.received}) == MAILS
     notes = sorted(p.name for p in (tmp_path / "data" / "vault" / "Mail").glob("*.md"))
