@@ -55,7 +55,7 @@ def chat(tmp_path: Path, model: str, answered_by: str | None = None, line: str =
             env=env(ANTHROPIC_BASE_URL=fake.base_url, VAULTBOT_MODEL__NAME=model),
         )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith("Noted.")
+    assert done.stdout.startswith("vaultbot> Noted.")  # then where the note went
 
 
 def run(*args: str, **more: str) -> Result:
