@@ -217,7 +217,7 @@ def test_a_second_run_on_the_same_data_folder_is_refused_before_it_polls(
     assert said.startswith("vaultbot: another `vaultbot run` (process ") and "already serves the data folder" in said
     assert fake.conflicts == 0 and first.poll() is None
     # The Health page shows the configuration of the run that serves, not of the one refused.
-    with sqlite3.connect(tmp_path / "data" / "vaultbot.db") as db:
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "vaultbot.db")) as db:
         [(config,)] = db.execute("SELECT config FROM bot_config").fetchall()
     assert json.loads(config)["budget_daily_usd"] == 5
     fake.push_update(tg.text_update("buy oat milk"))
