@@ -36,8 +36,6 @@ def _settings(ctx: click.Context) -> Settings:
 def _run(coro: Awaitable[T]) -> T:
     try:
         return asyncio.run(coro)  # type: ignore[arg-type]
-    except KeyboardInterrupt:
-        raise SystemExit(130) from None
     except (SettingsError, StartupError) as exc:  # a file or folder a setting names is unusable
         click.echo(f"vaultbot: {exc}", err=True)
         raise SystemExit(2) from None
@@ -59,7 +57,19 @@ def _store_failed(exc: sqlite3.DatabaseError) -> NoReturn:
     raise SystemExit(1) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Ctrl-C ends any command, at whatever line it arrives (a prompt being printed, a module being
+    imported, a loop running), with status 130, as the shell reports a program SIGINT ended, rather
+    than click's "Aborted!" and 1."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="vaultbot", message="%(prog)s %(version)s")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Log what happens to standard error (warnings always go to the log file)."
@@ -91,10 +101,7 @@ def chat(ctx: click.Context) -> None:
         # servers: seconds): what is typed meanwhile waits in the terminal and is the first line read.
         click.echo(_chat_banner(settings), err=True)
         click.echo(PROMPT, nl=False, err=True)
-    try:
-        from bot.channels import OutputClosed
-    except KeyboardInterrupt:  # Ctrl-C at the prompt already shown, as it is once the chat runs
-        raise SystemExit(130) from None
+    from bot.channels import OutputClosed
 
     async def main() -> None:
         from bot.app import App
