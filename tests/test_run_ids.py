@@ -10,13 +10,13 @@ from tests.test_cli import vaultbot
 RUNS = ("67d0820a" + "1" * 24, "67d0820b" + "2" * 24, "9f3e11c0" + "3" * 24)
 
 
-async def seed(tmp_path: Path) -> None:
+async def seed(tmp_path: Path, runs: tuple[str, ...] = RUNS) -> None:
     from bot.db import Database
     from bot.store import Store
 
     db = await Database.open(tmp_path / "data" / "vaultbot.db")
     try:
-        for run_id in RUNS:
+        for run_id in runs:
             await Store(db).start_run(run_id, conversation="terminal:ann", inbound_id=None, model="m", mode="model")
     finally:
         await db.close()
@@ -31,6 +31,17 @@ async def test_the_short_id_the_runs_table_shows_is_one_runs_show_takes(tmp_path
     assert shown.stdout.startswith(f"run {RUNS[2]}  running")
     assert vaultbot(tmp_path, "runs", "show", "9F3E11").stdout.startswith(f"run {RUNS[2]}")
     assert vaultbot(tmp_path, "runs", "show", RUNS[0]).stdout.startswith(f"run {RUNS[0]}")
+
+
+async def test_a_short_id_that_reads_as_a_number_is_shown_as_it_is(tmp_path: Path) -> None:
+    # Hex ids are digits and a-f: one in a few hundred starts with digits, an "e" and digits. A
+    # table of such ids alone (a first run) printed 4.74759e+14, which names no run.
+    run_id = "474759e9" + "4" * 24
+    await seed(tmp_path, (run_id,))
+    table = vaultbot(tmp_path, "runs")
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[2].split()[0] == "474759e9"
+    assert vaultbot(tmp_path, "runs", "show", "474759e9").stdout.startswith(f"run {run_id}")
 
 
 async def test_an_ambiguous_prefix_lists_the_runs_it_could_mean(tmp_path: Path) -> None:

@@ -1,4 +1,8 @@
-"""How the interaction log and the runs read to a person at a terminal."""
+"""How the interaction log and the runs read to a person at a terminal.
+
+Cells are shown as written: tabulate would read a run id such as ``474759e9`` or a summary such as
+``1e3`` as a number and print ``4.74759e+14`` or ``1000``, so the tables of text turn that off.
+"""
 
 from __future__ import annotations
 
@@ -53,6 +57,7 @@ def interactions_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
             for r in rows
         ],
         headers=["id", "when", "conversation", "category", "summary"],
+        disable_numparse=True,
     )
 
 
@@ -83,6 +88,7 @@ def runs_table(rows: list[dict[str, Any]], tz: tzinfo) -> str:
             for r in rows
         ],
         headers=["id", "started", "conversation", "about", "status", "tokens in/out", "cost", "tools", "reason"],
+        disable_numparse=True,
     ) + (
         "\nThe cost counts every token: input, output, and the cached input (written at 1.25 times the input "
         "price, read at a tenth of it); `vaultbot runs show ID` gives each call's."
@@ -150,5 +156,7 @@ def run_detail(run: dict[str, Any], tz: tzinfo) -> str:
             for s in run.get("steps", [])
         ],
         headers=["#", "kind", "name", "result", "ms", "input", "output"],
+        disable_numparse=True,
+        colalign=("right", "left", "left", "left", "right", "left", "left"),
     )
     return "\n".join(head) + steps
