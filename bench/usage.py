@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import os
 import sqlite3
@@ -38,7 +39,8 @@ def fill(path: Path, runs: int, days: int) -> None:
     asyncio.run(_migrated(path))
     now = dt.datetime.now(dt.UTC)
     step = dt.timedelta(days=days) / runs
-    with sqlite3.connect(path) as conn:
+    # closing, then the transaction: sqlite3's own `with` commits but leaves the connection open.
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.executemany(
             "INSERT INTO usage (created_at, run_id, model, api_model, input_tokens, output_tokens, "
             "cache_read_tokens, cache_write_tokens, cost_usd) VALUES (?, ?, ?, ?, 1200, 300, 800, 0, 0.004)",

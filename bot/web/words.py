@@ -14,6 +14,8 @@ __all__ = ["fields", "words"]
 
 # Deeper than this, a value is shown as compact JSON: no tool result nests further in practice.
 _DEPTH = 4
+# A labelled part: its source in a tag, then its words (both escaped by Markup.format).
+_THEIRS = Markup('<span class="theirs"><span class="tag source">someone else\'s words: {}</span> {}</span>')
 
 
 def words(text: str | None) -> Markup:
@@ -26,11 +28,7 @@ def words(text: str | None) -> Markup:
         if source is None:
             shown.append(escape(said))
         else:
-            shown.append(
-                Markup('<span class="theirs"><span class="tag source">someone else\'s words: {}</span> {}</span>').format(
-                    source, said
-                )
-            )
+            shown.append(_THEIRS.format(source, said))
     return Markup("").join(shown)
 
 

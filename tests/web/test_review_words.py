@@ -25,9 +25,11 @@ async def test_a_forward_and_a_tool_call_read_as_words_on_the_run_page_and_stay_
     make_app: Callable[..., Awaitable[App]], browser: Browser, serve_review: Callable[[App], Awaitable[Served]]
 ) -> None:
     app = await make_app(ScriptedModel(obedient))
-    forwarded = UntrustedPart(source="forwarded message", text=f"Dinner Friday? {orders([['vault_write', NOTE]])}", origin="Bob")
+    said = f"Dinner Friday? {orders([['vault_write', NOTE]])}"
+    forwarded = UntrustedPart(source="forwarded message", text=said, origin="Bob")
     message = InboundMessage(
-        channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text="file this", untrusted=[forwarded]
+        channel="terminal", conversation="terminal:ann", sender=Sender(id="ann"), text="file this",
+        untrusted=[forwarded],
     )
     await app.bus.publish(INBOUND, message, conversation=message.conversation)
     await run_inbox(app)
