@@ -411,19 +411,21 @@ def test_runs_and_log_show_the_latest_20_as_the_readme_says_and_limit_shows_more
     assert refused.returncode == 2 and "--limit" in refused.stderr and "Traceback" not in refused.stderr
 
 
-def test_version_and_h_answer_without_loading_settings(tmp_path: Path) -> None:
+def test_version_and_help_answer_without_loading_settings(tmp_path: Path) -> None:
     from importlib.metadata import version
 
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "vaultbot.toml").write_text("not toml at all [")  # settings are not read for these
     shown = vaultbot(tmp_path, "--version")
     assert (shown.returncode, shown.stdout) == (0, f"vaultbot {version('vaultbot')}\n"), shown.stderr
-    assert vaultbot(tmp_path, "-h").stdout.startswith("Usage: ")
-    (tmp_path / "config" / "vaultbot.toml").unlink()
-    for args in (["-h"], ["run", "-h"], ["undo", "-h"]):
+    # A subcommand's help too: it is what the person whose settings are wrong reaches for.
+    for args in (["-h"], ["run", "-h"], ["undo", "-h"], ["runs", "show", "--help"]):
         helped = vaultbot(tmp_path, *args)
         assert helped.returncode == 0, helped.stderr
         assert helped.stdout.startswith("Usage: ") and "-h, --help" in helped.stdout
+    # Anything else reads them, and says what is wrong.
+    refused = vaultbot(tmp_path, "runs", "show", "--", "-h")
+    assert refused.returncode == 2 and "vaultbot.toml" in refused.stderr, refused.stderr
 
 
 def test_assistant_chat_at_a_terminal_shows_its_banner_and_prompt_before_the_app_is_open(tmp_path: Path) -> None:

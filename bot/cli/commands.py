@@ -57,12 +57,18 @@ def _store_failed(exc: sqlite3.DatabaseError) -> NoReturn:
     raise SystemExit(1) from None
 
 
+_HELP_ONLY = "vaultbot.help_only"
+
+
 class _Commands(click.Group):
     """Ctrl-C ends any command, at whatever line it arrives (a prompt being printed, a module being
     imported, a loop running), with status 130, as the shell reports a program SIGINT ended, rather
-    than click's "Aborted!" and 1."""
+    than click's "Aborted!" and 1. A subcommand's help is shown without reading the settings, so
+    that ``vaultbot run -h`` helps the person whose settings are wrong."""
 
     def invoke(self, ctx: click.Context) -> object:
+        given = ctx.args[: ctx.args.index("--")] if "--" in ctx.args else ctx.args
+        ctx.meta[_HELP_ONLY] = any(arg in ctx.help_option_names for arg in given)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -77,6 +83,8 @@ class _Commands(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """vaultbot: a personal assistant that keeps your notes in a Markdown vault."""
+    if ctx.meta[_HELP_ONLY]:
+        return
     try:
         ctx.obj = load_settings()
     except SettingsError as exc:
