@@ -86,9 +86,8 @@ def _html(text: str, url: str) -> Page:
     scripts = scripts_of(tree)
     found = article(scripts)
     sites = site_names(tree, scripts, url)
-    # "By Ann Lee and Bo Chan, CNN": the site is not an author beside its authors.
-    names = authors(tree, found)
-    stated = [name for name in names if not is_site_name(name, sites)] or names
+    # "By Ann Lee and Bo Chan, CNN": the site is not an author, beside its authors or alone ("beltz" on beltz.de).
+    stated = [name for name in authors(tree, found) if not is_site_name(name, sites)]
     title = " ".join((page_title(tree, scripts, sites, stated) or "").split())
     date = published(tree, found, url)
     # A page that states no title at all is named by the extractor's, its first heading, else its address.
