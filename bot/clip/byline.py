@@ -35,7 +35,12 @@ _BYLINE = (
 )
 _BY = re.compile(r"^\s*(?:by|von|durch|par|por|door|di|av|af|autor(?:es|en|i)?|authors?|written by)\b\s*:?\s*", re.I)
 _SPLIT = re.compile(r"\s*(?:;|,|\band\b|\bund\b|\bet\b|\by\b|&|\|)\s*")
-_NOT_A_NAME = re.compile(r"https?://|www\.|@|\d{3}|\bupdated\b|\bpublished\b|\bposted\b|\bsubmitted\b", re.I)
+_NOT_A_NAME = re.compile(
+    r"https?://|www\.|@|\d{3}|\bupdated\b|\bpublished\b|\bposted\b|\bsubmitted\b"
+    # A content system's account or a newsroom's, not a person: "Super User", "Administrator", "Times Staff".
+    r"|^(?:admin(?:istrator)?|super ?user|webmaster|editor|redaktion|rédaction|redacción|guest)$|\bstaff\b",
+    re.I,
+)
 _NAME_WORDS = 5
 _ACRONYM = 5  # letters of an agency's or a firm's short name at most (AP, CMS, AFP)
 

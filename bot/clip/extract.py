@@ -32,6 +32,7 @@ from vault import DocumentText
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
 _HEADING_MARKS = "¶#§ \t\n"
 _TITLE_CHARS = 200
+_NOT_TEXT = {"head", "script", "style", "noscript", "template", "nav"}
 _THIN = 200  # characters of main text below which the extractor is taken to have missed the article
 
 
@@ -129,7 +130,7 @@ def _fallback_text(tree: Any) -> str:
     """The page's text when the extractor finds little or no main content in it (it judged the article
     boilerplate): the longer of what trafilatura's baseline reads (the JSON-LD article's body, else its
     ``<article>``, else its paragraphs) and the paragraphs of the block with the most text in them (an article in
-    an ``<aside>``, which the baseline cleans away), a paragraph a line."""
+    an ``<aside>``, which the baseline cleans away), a paragraph a line; else its rows and items."""
     body, _, _ = trafilatura.baseline(tree)
     baseline = [_words_of(p) for p in body.iter("p")]
     blocks: dict[Any, list[str]] = {}
@@ -137,7 +138,20 @@ def _fallback_text(tree: Any) -> str:
         blocks.setdefault(paragraph.getparent(), []).append(_words_of(paragraph))
     largest = max(blocks.values(), key=lambda texts: sum(map(len, texts)), default=[])
     found = max(baseline, largest, key=lambda texts: sum(map(len, texts)))
-    return "\n\n".join(p for p in found if p)
+    # A page of no paragraphs at all (a table of dates, a list) is clipped as its rows and items.
+    return "\n\n".join(p for p in found if p) or "\n\n".join(_block_texts(tree))
+
+
+def _block_texts(tree: Any) -> list[str]:
+    """The text of each innermost row, item, heading and paragraph of the page, but for those in its scripts,
+    styles and navigation (so a page built by scripts still has none)."""
+    blocks = tree.xpath("//tr | //li | //dt | //dd | //h1 | //h2 | //h3 | //h4 | //p | //pre | //blockquote")
+    texts = (
+        _words_of(block)
+        for block in blocks
+        if not block.xpath(".//tr | .//li | .//p") and not any(outer.tag in _NOT_TEXT for outer in block.iterancestors())
+    )
+    return [text for text in texts if text]
 
 
 def _words_of(element: Any) -> str:

@@ -40,6 +40,7 @@ _DANGLING = " |-–—·•:｜："  # a separator left at an end, where a site'
 _OUTSIDE = ("nav", "footer", "aside")
 _HEADLINE_WORDS = 60  # an <h1> longer than this is a block of text, not a headline
 _SITE_WORDS = 6  # a site's name or a section is a few words
+_SECTION_WORDS = 3  # a section's name beside a site's ("Chroniques", "Blog", "Tagesanalyse")
 _HEADINGS = 5  # the headline is among a page's first <h1>s
 _PARTS = 8  # a title of more parts than this is not a headline with a site's name on it
 
@@ -123,13 +124,25 @@ def _without_site(title: str, sites: set[str]) -> str:
     if len(parts) < 2:
         return _strip_glued(title, sites)
     marks = _SEPARATOR.findall(title)
-    while len(parts) > 1 and is_site_name(parts[-1], sites):
-        parts, marks = parts[:-1], marks[:-1]
+    # "Headline | Site", "Headline – Site – Blog", "Headline | Section | Site": the site's name and the few
+    # words of sections beside it end the title.
+    for start in range(1, len(parts)):
+        tail = parts[start:]
+        if any(is_site_name(part, sites) for part in tail) and all(
+            is_site_name(part, sites) or _word_count(part) <= _SECTION_WORDS for part in tail
+        ):
+            parts, marks = parts[:start], marks[: start - 1]
+            break
     # "Site: Headline" is as often "Topic: Headline": a colon parts off only a site's address.
     while len(parts) > 1 and is_site_name(parts[0], sites) and (":" not in marks[0] or "." in parts[0]):
         parts, marks = parts[1:], marks[1:]
     kept = parts[0] + "".join(mark + part for mark, part in zip(marks, parts[1:], strict=True))
     return _strip_glued(" ".join(kept.split()), sites)
+
+
+def _word_count(part: str) -> int:
+    """The words of ``part``, a lone dot or bullet between them aside ("Webentwicklung . AutoCAD")."""
+    return sum(1 for word in part.split() if any(ch.isalnum() for ch in word))
 
 
 def _strip_glued(title: str, sites: set[str]) -> str:
