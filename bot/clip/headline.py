@@ -57,7 +57,11 @@ def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str
     headings = [h for h in islice(_headings(tree), _HEADINGS) if not is_site_name(h, sites)]
     fits = [(rank, heading) for heading in headings for rank in _ranks(heading, agreeing)]
     if fits:
-        return max(fits, key=lambda fit: fit[0])[1]
+        heading = max(fits, key=lambda fit: fit[0])[1]
+        # A heading in capitals is mostly the site's style ("INTERNATIONALE FORDERUNGSBEITREIBUNG"): the words
+        # as a stated title writes them.
+        cased = (bare for bare in (_without_site(title, sites) for title in stated) if _key(bare) == _key(heading))
+        return next((bare for bare in cased if not bare.isupper()), heading) if heading.isupper() else heading
     # A heading that is a stated title's last part but not its headline is the site's name ("<h1>antirez</h1>").
     sites |= {_key(h).replace(" ", "") for h in headings if any(_words(_key(h)) in told.parts[1:] for told in agreeing)}
     bare = [_without_site(title, sites) for title in stated]
@@ -125,8 +129,8 @@ def _without_site(title: str, sites: set[str]) -> str:
         return _strip_glued(title, sites)
     marks = _SEPARATOR.findall(title)
     # "Headline | Site", "Headline – Site – Blog", "Headline | Section | Site": the site's name and the few
-    # words of sections beside it end the title.
-    for start in range(1, len(parts)):
+    # words of sections beside it end the title (within its last few parts: a title of thousands costs no more).
+    for start in range(max(1, len(parts) - _PARTS), len(parts)):
         tail = parts[start:]
         if any(is_site_name(part, sites) for part in tail) and all(
             is_site_name(part, sites) or _word_count(part) <= _SECTION_WORDS for part in tail
