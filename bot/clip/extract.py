@@ -89,7 +89,7 @@ def _html(text: str, url: str) -> Page:
     sites = site_names(tree, scripts, url)
     # "By Ann Lee and Bo Chan, CNN": the site is not an author, beside its authors or alone ("beltz" on beltz.de).
     stated = [name for name in authors(tree, found) if not is_site_name(name, sites)]
-    title = " ".join((page_title(tree, scripts, sites, stated) or "").split()).strip(_HEADING_MARKS)
+    title = " ".join((page_title(tree, scripts, sites, stated, url) or "").split()).strip(_HEADING_MARKS)
     date = published(tree, found, url)
     # A page that states no title at all is named by the extractor's, its first heading, else its address.
     headings = (" ".join(h.text_content().split()).strip(_HEADING_MARKS) for h in tree.xpath("//h1"))

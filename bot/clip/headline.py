@@ -45,10 +45,10 @@ _HEADINGS = 5  # the headline is among a page's first <h1>s
 _PARTS = 8  # a title of more parts than this is not a headline with a site's name on it
 
 
-def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str]) -> str | None:
-    """The title of the page ``tree`` whose parsed JSON-LD is ``scripts``, whose site is named ``sites``
-    (:func:`site_names`) and whose authors are ``authors`` (a title may end with an author's name as with a
-    site's) (module docstring); None when the page states none."""
+def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str], url: str) -> str | None:
+    """The title of the page ``tree`` at ``url`` whose parsed JSON-LD is ``scripts``, whose site is named
+    ``sites`` (:func:`site_names`) and whose authors are ``authors`` (a title may end with an author's name as
+    with a site's) (module docstring); None when the page states none."""
     sites = sites | {_key(name).replace(" ", "") for name in authors}
     headline, metas = _ld_headline(scripts), _meta_titles(tree)
     stated = [unescape(t).strip(_DANGLING) for t in (headline, *metas, _title_tag(tree)) if t]
@@ -73,6 +73,11 @@ def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str
     # A headline stated once: the JSON-LD article's, else og:title's, else a <title> a site's name came off.
     if titles and (headline or metas or titles[0][1] != stated[-1]):
         return titles[0][1]
+    if stated and not titles and urlsplit(url).path.strip("/"):
+        # Every title a page below the site's front page states is its site's name ("<title>MEDEF</title>"): the
+        # article's heading is the headline, an <h1> else the first <h2>.
+        named = (h for h in (*headings, *_headings(tree, "h2")) if not is_site_name(h, sites))
+        return next(named, None) or reader_title(tree, scripts)
     return reader_title(tree, scripts)
 
 
@@ -189,8 +194,8 @@ def site_names(tree: Any, scripts: list[Any], url: str) -> set[str]:
     return {k for k in (_key(n.lstrip("@")).replace(" ", "") for n in names) if k}
 
 
-def _headings(tree: Any) -> Iterator[str]:
-    for heading in tree.xpath("//h1"):
+def _headings(tree: Any, tag: str = "h1") -> Iterator[str]:
+    for heading in tree.xpath(f"//{tag}"):
         outer = [element.tag for element in heading.iterancestors()]
         # A <header> is the site's unless it is the article's own (inside its <article> or <main>).
         if any(tag in _OUTSIDE for tag in outer) or ("header" in outer and not {"article", "main"} & set(outer)):

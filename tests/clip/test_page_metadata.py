@@ -408,3 +408,15 @@ def test_sections_beside_the_sites_name_and_a_headings_capitals_leave_the_title(
     head: str, body: str, title: str
 ) -> None:
     assert clipped(head, body).title == title
+
+
+def test_a_title_that_is_only_the_sites_name_gives_way_to_the_articles_heading() -> None:
+    url = "https://www.medef.com/en/content/alternative-dispute-resolution"
+    assert clipped("<title>MEDEF</title>", f"<h1>Alternative dispute resolution</h1>{BODY}", url=url).title == (
+        "Alternative dispute resolution"
+    )
+    story = f"<h1></h1><h2>Der neue Trend: Muss- statt Wunschkoalition</h2>{BODY}"
+    url = "https://carta.info/der-neue-trend-muss-statt-wunschkoalition/"
+    assert clipped("<title>carta.info</title>", story, url=url).title == "Der neue Trend: Muss- statt Wunschkoalition"
+    # The site's front page is rightly named after the site.
+    assert clipped("<title>MEDEF</title>", f"<h1>News</h1>{BODY}", url="https://www.medef.com/").title == "MEDEF"
