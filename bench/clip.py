@@ -251,10 +251,8 @@ def htmldate_pages(sdist: str) -> None:
                 shown = {"title": got.title, "authors": got.authors, "published": got.published}[what]
                 misses.append(f"  {kind} {name} {what}: {shown!r}, expected {want[what]!r}")
     for kind in ("tune", "held-out", "no article"):
-        cells = "  ".join(
-            f"{what} {right.get((kind, what), 0)}/{totals[kind]} ({100 * right.get((kind, what), 0) / totals[kind]:.0f} %)"
-            for what in ("title", "authors", "published")
-        )
+        counts = {what: right.get((kind, what), 0) for what in ("title", "authors", "published")}
+        cells = "  ".join(f"{what} {n}/{totals[kind]} ({100 * n / totals[kind]:.0f} %)" for what, n in counts.items())
         print(f"htmldate's pages, {kind} ({totals[kind]} pages): {cells}")
     print("missed (the held-back pages' not shown):", *misses, sep="\n")
 

@@ -2,9 +2,10 @@
 
 Authors: the JSON-LD article's ``author`` (a name, a person, a list of them), else the head's author tags
 (``author``, ``article:author``, ``byl``, ``parsely-author``, ``sailthru.author``, ``dc.creator``,
-``citation_author``), else the page's byline ("By …" in a ``byline`` element, ``rel=author``,
-``itemprop=author``), never in its comments; the extractor's guess comes last (:func:`names_in`), as it may be
-a commenter's name.
+``citation_author``), else the page's byline ("By …", "Von …", "durch …", "Par …" in a ``byline`` element,
+``rel=author``, ``itemprop=author``), never in its comments; the extractor's guess comes last
+(:func:`names_in`), as it may be a commenter's name. An organisation, a content system's account ("Super
+User") and an agency's acronym beside a person's name are no authors.
 
 The date: the head's publication tags, the JSON-LD article's ``datePublished``, an ``itemprop=datePublished``
 (written in numbers or with a month's name in English, Spanish, French, German, Italian or Portuguese), a date

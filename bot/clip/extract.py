@@ -146,10 +146,15 @@ def _block_texts(tree: Any) -> list[str]:
     """The text of each innermost row, item, heading and paragraph of the page, but for those in its scripts,
     styles and navigation (so a page built by scripts still has none)."""
     blocks = tree.xpath("//tr | //li | //dt | //dd | //h1 | //h2 | //h3 | //h4 | //p | //pre | //blockquote")
+    innermost = (
+        block
+        for block in blocks
+        if not block.xpath(".//tr | .//li | .//p")
+        and not any(outer.tag in _NOT_TEXT for outer in block.iterancestors())
+    )
     texts = (
         " ".join(filter(None, map(_words_of, block.xpath("td | th")))) if block.tag == "tr" else _words_of(block)
-        for block in blocks
-        if not block.xpath(".//tr | .//li | .//p") and not any(outer.tag in _NOT_TEXT for outer in block.iterancestors())
+        for block in innermost
     )
     return [text for text in texts if text]
 

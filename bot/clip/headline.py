@@ -9,9 +9,11 @@ shows). What the page states in several places is more likely its headline than 
    ``twitter:title``, the ``<title>``) agrees with: the same words, or the same with a site's name, a section
    or a kicker ("Analysis:") joined to it by a separator. The ``<h1>`` is what the reader sees as the headline.
 2. Else the stated title that another one agrees with, or the JSON-LD article's headline, or ``og:title``:
-   each without the site's name it ends or starts with, where the site's name is one the page states
-   (``og:site_name``, ``application-name``, the JSON-LD publisher or web site) or its host's.
-3. Else Reader View's title.
+   each without the site's name it ends or starts with (and the sections of a few words beside it), where the
+   site's name is one the page states (``og:site_name``, ``application-name``, the JSON-LD publisher or web
+   site) or its host's.
+3. Else, below the site's front page, where every stated title is the site's name: the article's heading.
+4. Else Reader View's title.
 """
 
 from __future__ import annotations
