@@ -8,6 +8,10 @@ the title, by each source and by each rule, on real pages with Firefox Reader Vi
     .venv/bin/python bench/clip.py           # all of it
     .venv/bin/python bench/clip.py titles    # the titles only
 
+``htmldate SDIST`` measures the title, the authors and the date on the real pages of htmldate 0.9.1's sdist
+(GPL-3.0, so not copied here) against bench/titles/htmldate-labels.json; SDIST is the unpacked
+``pip download --no-deps --no-binary :all: htmldate==0.9.1``.
+
 ``reader-view NODE_MODULES`` compares vaultbot's title with the one Readability.js itself gives (run in Node
 with jsdom) on the same pages and on bench/titles/reader-view-edges.json, heads made to take each turn of its
 rule; it needs Node and ``npm install --prefix DIR jsdom @mozilla/readability@0.6.0`` (NODE_MODULES is
