@@ -8,6 +8,10 @@ the title, by each source and by each rule, on real pages with Firefox Reader Vi
     .venv/bin/python bench/clip.py           # all of it
     .venv/bin/python bench/clip.py titles    # the titles only
 
+``htmldate SDIST`` measures the title, the authors and the date on the real pages of htmldate 0.9.1's sdist
+(GPL-3.0, so not copied here) against bench/titles/htmldate-labels.json; SDIST is the unpacked
+``pip download --no-deps --no-binary :all: htmldate==0.9.1``.
+
 ``reader-view NODE_MODULES`` compares vaultbot's title with the one Readability.js itself gives (run in Node
 with jsdom) on the same pages and on bench/titles/reader-view-edges.json, heads made to take each turn of its
 rule; it needs Node and ``npm install --prefix DIR jsdom @mozilla/readability@0.6.0`` (NODE_MODULES is
@@ -48,6 +52,7 @@ TITLED = ROOT / "bench" / "titles" / "readability-pages.json"
 EDGES = ROOT / "bench" / "titles" / "reader-view-edges.json"
 PEOPLE = ROOT / "bench" / "titles" / "people.json"
 PEOPLE_PAGES = ROOT / "bench" / "titles" / "newspaper4k-pages.json.gz"
+HTMLDATE_LABELS = ROOT / "bench" / "titles" / "htmldate-labels.json"
 
 
 def _norm(text: str) -> str:
@@ -221,6 +226,41 @@ def people() -> None:
     print("missed:", *misses, sep="\n")
 
 
+def htmldate_pages(sdist: str) -> None:
+    """Title, authors and date against bench/titles/htmldate-labels.json on the 65 real pages htmldate 0.9.1's
+    sdist ships (``pip download --no-deps --no-binary :all: htmldate==0.9.1``, unpacked; SDIST is its folder):
+    on its articles, on the pages the rules were tuned on and on the ones held back, and the titles of the
+    pages that are no article (a front page, terms of use). The pages are GPL-3.0, so they are not copied here."""
+    labels = json.loads(HTMLDATE_LABELS.read_text(encoding="utf-8"))["pages"]
+    right: dict[tuple[str, str], int] = {}
+    totals: dict[str, int] = {}
+    misses = []
+    for name, want in labels.items():
+        kind = want["set"] if want["article"] else "no article"
+        totals[kind] = totals.get(kind, 0) + 1
+        raw = (Path(sdist) / "tests" / "cache" / f"{name}.html").read_bytes()
+        try:
+            got = page_of(Fetched(want["url"], "text/html", None, raw))
+        except ClipError as error:
+            misses.append(f"  {kind} {name}: {error}")
+            continue
+        checks = {
+            "title": _key(got.title) == _key(want["title"]),
+            "authors": sorted(map(_name, got.authors)) == sorted(map(_name, want["authors"])),
+            "published": got.published == want["published"],
+        }
+        for what, ok in checks.items():
+            right[kind, what] = right.get((kind, what), 0) + ok
+            if not ok and kind != "held-out":  # the held-back pages' misses are not looked at while tuning
+                shown = {"title": got.title, "authors": got.authors, "published": got.published}[what]
+                misses.append(f"  {kind} {name} {what}: {shown!r}, expected {want[what]!r}")
+    for kind in ("tune", "held-out", "no article"):
+        counts = {what: right.get((kind, what), 0) for what in ("title", "authors", "published")}
+        cells = "  ".join(f"{what} {n}/{totals[kind]} ({100 * n / totals[kind]:.0f} %)" for what, n in counts.items())
+        print(f"htmldate's pages, {kind} ({totals[kind]} pages): {cells}")
+    print("missed (the held-back pages' not shown):", *misses, sep="\n")
+
+
 def reader_view(node_modules: str) -> None:
     """vaultbot's title against Readability.js's own on every page here (see the module's docstring)."""
     pages = [{"name": f"{kind} {name}", "url": url, "html": doc} for kind, name, url, doc, _ in titled_pages()]
@@ -324,6 +364,9 @@ def pdf_timing(rounds: int = 15) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["reader-view"]:
         reader_view(sys.argv[2])
+        sys.exit()
+    if sys.argv[1:2] == ["htmldate"]:
+        htmldate_pages(sys.argv[2])
         sys.exit()
     people()
     titles()

@@ -2,19 +2,25 @@
 
 Authors: the JSON-LD article's ``author`` (a name, a person, a list of them), else the head's author tags
 (``author``, ``article:author``, ``byl``, ``parsely-author``, ``sailthru.author``, ``dc.creator``,
-``citation_author``), else the page's byline ("By …" in a ``byline`` element, ``rel=author``,
-``itemprop=author``), never in its comments; the extractor's guess comes last (:func:`names_in`), as it may be
-a commenter's name.
+``citation_author``), else the page's byline ("By …", "Von …", "durch …", "Par …" in a ``byline`` element,
+``rel=author``, ``itemprop=author``), never in its comments; the extractor's guess comes last
+(:func:`names_in`), as it may be a commenter's name. An organisation, a content system's account ("Super
+User") and an agency's acronym beside a person's name are no authors.
 
-The date: the head's publication tags, the JSON-LD article's ``datePublished``, an ``itemprop=datePublished``,
-a ``<time>`` of the article's own, or a date in the address (``/2013/11/27/``), in that order; written in
-numbers or with a month's name in English, Spanish, French, German, Italian or Portuguese.
+The date: the head's publication tags, the JSON-LD article's ``datePublished``, an ``itemprop=datePublished``
+(written in numbers or with a month's name in English, Spanish, French, German, Italian or Portuguese), a date
+in the address (``/2013/11/27/``), else the original date htmldate finds in the page (its bylines, its text, in
+many languages), else a ``<time>`` of the article's own, in that order. htmldate comes after the statements
+as it reads dates from anywhere (measured in bench/clip.py: docs/clipping-and-documents.md).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
+
+from htmldate import find_date
 
 _AUTHOR_META = (
     "//meta[@name='author' or @property='author' or @name='Author']/@content",
@@ -25,12 +31,19 @@ _AUTHOR_META = (
 _BYLINE = (
     "//*[@itemprop='author']//*[@itemprop='name'] | //a[@rel='author']"
     " | //*[contains(concat(' ', normalize-space(@class), ' '), ' byline ')]"
-    " | //*[contains(@class, 'author-name') or contains(@class, 'byline__name') or contains(@class, 'byline-name')]"
+    " | //*[contains(@class, 'author-name') or contains(@class, 'byline__name') or contains(@class, 'byline-name')"
+    " or contains(@class, 'meta-author')]"
 )
-_BY = re.compile(r"^\s*(?:by|von|par|por|door|di|av|af|autor(?:es|en|i)?|authors?|written by)\b\s*:?\s*", re.I)
+_BY = re.compile(r"^\s*(?:by|von|durch|par|por|door|di|av|af|autor(?:es|en|i)?|authors?|written by)\b\s*:?\s*", re.I)
 _SPLIT = re.compile(r"\s*(?:;|,|\band\b|\bund\b|\bet\b|\by\b|&|\|)\s*")
-_NOT_A_NAME = re.compile(r"https?://|www\.|@|\d{3}|\bupdated\b|\bpublished\b|\bposted\b|\bsubmitted\b", re.I)
+_NOT_A_NAME = re.compile(
+    r"https?://|www\.|@|\d{3}|\bupdated\b|\bpublished\b|\bposted\b|\bsubmitted\b"
+    # A content system's account or a newsroom's, not a person: "Super User", "Administrator", "Times Staff".
+    r"|^(?:admin(?:istrator)?|super ?user|webmaster|editor|redaktion|rédaction|redacción|guest)$|\bstaff\b",
+    re.I,
+)
 _NAME_WORDS = 5
+_ACRONYM = 5  # letters of an agency's or a firm's short name at most (AP, CMS, AFP)
 
 _DATE_META = (
     "//meta[@property='article:published_time' or @name='article:published_time']/@content",
@@ -83,7 +96,9 @@ def authors(tree: Any, article: dict[str, Any]) -> list[str]:
             stated = _names(element.text_content())
             if stated:
                 break
-    return list(dict.fromkeys(stated))
+    # "Martin Gerecke, CMS": an acronym beside a person's name is their firm or agency.
+    people = [name for name in stated if not (name.isupper() and " " not in name and len(name) <= _ACRONYM)]
+    return list(dict.fromkeys(people or stated))
 
 
 def _in_comments(element: Any) -> bool:
@@ -97,7 +112,10 @@ def _ld_authors(value: Any) -> list[str]:
     if isinstance(value, str):
         return _names(value)
     if isinstance(value, dict):
-        return _names(value.get("name")) if isinstance(value.get("name"), str) else []
+        # An organisation is the publisher writing its own name in, not a person who wrote the article.
+        if "Organization" in str(value.get("@type")) or not isinstance(value.get("name"), str):
+            return []
+        return _names(value["name"])
     if isinstance(value, list):
         return [name for item in value[:20] for name in _ld_authors(item)]
     return []
@@ -126,16 +144,39 @@ def published(tree: Any, article: dict[str, Any], url: str) -> str | None:
     statements = [str(value) for query in _DATE_META for value in tree.xpath(query)]
     statements.append(str(article.get("datePublished") or article.get("dateCreated") or ""))
     statements += [str(value) for value in tree.xpath(_DATE_MARKUP)]
-    for time in tree.xpath("//time[@datetime]"):
-        if not any(outer.tag in _ELSEWHERE for outer in time.iterancestors()):
-            statements.append(str(time.get("datetime")))
-            break
     for statement in statements:
         found = date_in(statement)
         if found:
             return found
-    found = _IN_ADDRESS.search(url)
-    return date_in("-".join(found.groups())) if found else None
+    address = _IN_ADDRESS.search(url)
+    if address:
+        return date_in("-".join(address.groups()))
+    # htmldate weighs the dates a page writes in its markup and text ("Published 3 March 2024", a byline's
+    # "12.06.2019"), in a copy of the page (its cleaning prunes the tree) less the parts about something else.
+    found = find_date(_without_elsewhere(tree), url=url, extensive_search=True, original_date=True)
+    # It makes the 1st of January of a year it finds alone ("/2013/" in the address): no date the page states.
+    found = None if found and found.endswith("-01-01") else found
+    return found or next(filter(None, map(date_in, _own_times(tree))), None)
+
+
+def _without_elsewhere(tree: Any) -> Any:
+    """A copy of ``tree`` less its tables, navigation, footer and forms, whose dates are others' (an infobox's
+    founding date, a list of other articles, the footer's year), but for one that holds most of the page's
+    text: the page's layout, not a part of it."""
+    pruned = copy.deepcopy(tree)
+    whole = len(pruned.text_content())
+    for element in pruned.xpath("//table | //nav | //footer | //form"):
+        if element.getparent() is not None and len(element.text_content()) < whole / 2:
+            element.drop_tree()
+    return pruned
+
+
+def _own_times(tree: Any) -> list[str]:
+    """The first ``<time datetime>`` of the article's own (not in a list of other articles or the footer)."""
+    for time in tree.xpath("//time[@datetime]"):
+        if not any(outer.tag in _ELSEWHERE for outer in time.iterancestors()):
+            return [str(time.get("datetime"))]
+    return []
 
 
 def date_in(statement: str) -> str | None:

@@ -32,6 +32,7 @@ from vault import DocumentText
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
 _HEADING_MARKS = "¶#§ \t\n"
 _TITLE_CHARS = 200
+_NOT_TEXT = {"head", "script", "style", "noscript", "template", "nav"}
 _THIN = 200  # characters of main text below which the extractor is taken to have missed the article
 
 
@@ -86,10 +87,9 @@ def _html(text: str, url: str) -> Page:
     scripts = scripts_of(tree)
     found = article(scripts)
     sites = site_names(tree, scripts, url)
-    # "By Ann Lee and Bo Chan, CNN": the site is not an author beside its authors.
-    names = authors(tree, found)
-    stated = [name for name in names if not is_site_name(name, sites)] or names
-    title = " ".join((page_title(tree, scripts, sites, stated) or "").split())
+    # "By Ann Lee and Bo Chan, CNN": the site is not an author, beside its authors or alone ("beltz" on beltz.de).
+    stated = [name for name in authors(tree, found) if not is_site_name(name, sites)]
+    title = " ".join((page_title(tree, scripts, sites, stated, url) or "").split()).strip(_HEADING_MARKS)
     date = published(tree, found, url)
     # A page that states no title at all is named by the extractor's, its first heading, else its address.
     headings = (" ".join(h.text_content().split()).strip(_HEADING_MARKS) for h in tree.xpath("//h1"))
@@ -130,7 +130,7 @@ def _fallback_text(tree: Any) -> str:
     """The page's text when the extractor finds little or no main content in it (it judged the article
     boilerplate): the longer of what trafilatura's baseline reads (the JSON-LD article's body, else its
     ``<article>``, else its paragraphs) and the paragraphs of the block with the most text in them (an article in
-    an ``<aside>``, which the baseline cleans away), a paragraph a line."""
+    an ``<aside>``, which the baseline cleans away), a paragraph a line; else its rows and items."""
     body, _, _ = trafilatura.baseline(tree)
     baseline = [_words_of(p) for p in body.iter("p")]
     blocks: dict[Any, list[str]] = {}
@@ -138,7 +138,25 @@ def _fallback_text(tree: Any) -> str:
         blocks.setdefault(paragraph.getparent(), []).append(_words_of(paragraph))
     largest = max(blocks.values(), key=lambda texts: sum(map(len, texts)), default=[])
     found = max(baseline, largest, key=lambda texts: sum(map(len, texts)))
-    return "\n\n".join(p for p in found if p)
+    # A page of no paragraphs at all (a table of dates, a list) is clipped as its rows and items.
+    return "\n\n".join(p for p in found if p) or "\n\n".join(_block_texts(tree))
+
+
+def _block_texts(tree: Any) -> list[str]:
+    """The text of each innermost row, item, heading and paragraph of the page, but for those in its scripts,
+    styles and navigation (so a page built by scripts still has none)."""
+    blocks = tree.xpath("//tr | //li | //dt | //dd | //h1 | //h2 | //h3 | //h4 | //p | //pre | //blockquote")
+    innermost = (
+        block
+        for block in blocks
+        if not block.xpath(".//tr | .//li | .//p")
+        and not any(outer.tag in _NOT_TEXT for outer in block.iterancestors())
+    )
+    texts = (
+        " ".join(filter(None, map(_words_of, block.xpath("td | th")))) if block.tag == "tr" else _words_of(block)
+        for block in innermost
+    )
+    return [text for text in texts if text]
 
 
 def _words_of(element: Any) -> str:

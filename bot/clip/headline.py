@@ -9,9 +9,11 @@ shows). What the page states in several places is more likely its headline than 
    ``twitter:title``, the ``<title>``) agrees with: the same words, or the same with a site's name, a section
    or a kicker ("Analysis:") joined to it by a separator. The ``<h1>`` is what the reader sees as the headline.
 2. Else the stated title that another one agrees with, or the JSON-LD article's headline, or ``og:title``:
-   each without the site's name it ends or starts with, where the site's name is one the page states
-   (``og:site_name``, ``application-name``, the JSON-LD publisher or web site) or its host's.
-3. Else Reader View's title.
+   each without the site's name it ends or starts with (and the sections of a few words beside it), where the
+   site's name is one the page states (``og:site_name``, ``application-name``, the JSON-LD publisher or web
+   site) or its host's.
+3. Else, below the site's front page, where every stated title is the site's name: the article's heading.
+4. Else Reader View's title.
 """
 
 from __future__ import annotations
@@ -40,14 +42,15 @@ _DANGLING = " |-–—·•:｜："  # a separator left at an end, where a site'
 _OUTSIDE = ("nav", "footer", "aside")
 _HEADLINE_WORDS = 60  # an <h1> longer than this is a block of text, not a headline
 _SITE_WORDS = 6  # a site's name or a section is a few words
+_SECTION_WORDS = 3  # a section's name beside a site's ("Chroniques", "Blog", "Tagesanalyse")
 _HEADINGS = 5  # the headline is among a page's first <h1>s
 _PARTS = 8  # a title of more parts than this is not a headline with a site's name on it
 
 
-def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str]) -> str | None:
-    """The title of the page ``tree`` whose parsed JSON-LD is ``scripts``, whose site is named ``sites``
-    (:func:`site_names`) and whose authors are ``authors`` (a title may end with an author's name as with a
-    site's) (module docstring); None when the page states none."""
+def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str], url: str) -> str | None:
+    """The title of the page ``tree`` at ``url`` whose parsed JSON-LD is ``scripts``, whose site is named
+    ``sites`` (:func:`site_names`) and whose authors are ``authors`` (a title may end with an author's name as
+    with a site's) (module docstring); None when the page states none."""
     sites = sites | {_key(name).replace(" ", "") for name in authors}
     headline, metas = _ld_headline(scripts), _meta_titles(tree)
     stated = [unescape(t).strip(_DANGLING) for t in (headline, *metas, _title_tag(tree)) if t]
@@ -56,7 +59,11 @@ def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str
     headings = [h for h in islice(_headings(tree), _HEADINGS) if not is_site_name(h, sites)]
     fits = [(rank, heading) for heading in headings for rank in _ranks(heading, agreeing)]
     if fits:
-        return max(fits, key=lambda fit: fit[0])[1]
+        heading = max(fits, key=lambda fit: fit[0])[1]
+        # A heading in capitals is mostly the site's style ("INTERNATIONALE FORDERUNGSBEITREIBUNG"): the words
+        # as a stated title writes them.
+        cased = (bare for bare in (_without_site(title, sites) for title in stated) if _key(bare) == _key(heading))
+        return next((bare for bare in cased if not bare.isupper()), heading) if heading.isupper() else heading
     # A heading that is a stated title's last part but not its headline is the site's name ("<h1>antirez</h1>").
     sites |= {_key(h).replace(" ", "") for h in headings if any(_words(_key(h)) in told.parts[1:] for told in agreeing)}
     bare = [_without_site(title, sites) for title in stated]
@@ -68,6 +75,11 @@ def page_title(tree: Any, scripts: list[Any], sites: set[str], authors: list[str
     # A headline stated once: the JSON-LD article's, else og:title's, else a <title> a site's name came off.
     if titles and (headline or metas or titles[0][1] != stated[-1]):
         return titles[0][1]
+    if stated and not titles and urlsplit(url).path.strip("/"):
+        # Every title a page below the site's front page states is its site's name ("<title>MEDEF</title>"): the
+        # article's heading is the headline, an <h1> else the first <h2>.
+        named = (h for h in (*headings, *_headings(tree, "h2")) if not is_site_name(h, sites))
+        return next(named, None) or reader_title(tree, scripts)
     return reader_title(tree, scripts)
 
 
@@ -123,13 +135,25 @@ def _without_site(title: str, sites: set[str]) -> str:
     if len(parts) < 2:
         return _strip_glued(title, sites)
     marks = _SEPARATOR.findall(title)
-    while len(parts) > 1 and is_site_name(parts[-1], sites):
-        parts, marks = parts[:-1], marks[:-1]
+    # "Headline | Site", "Headline – Site – Blog", "Headline | Section | Site": the site's name and the few
+    # words of sections beside it end the title (within its last few parts: a title of thousands costs no more).
+    for start in range(max(1, len(parts) - _PARTS), len(parts)):
+        tail = parts[start:]
+        if any(is_site_name(part, sites) for part in tail) and all(
+            is_site_name(part, sites) or _word_count(part) <= _SECTION_WORDS for part in tail
+        ):
+            parts, marks = parts[:start], marks[: start - 1]
+            break
     # "Site: Headline" is as often "Topic: Headline": a colon parts off only a site's address.
     while len(parts) > 1 and is_site_name(parts[0], sites) and (":" not in marks[0] or "." in parts[0]):
         parts, marks = parts[1:], marks[1:]
     kept = parts[0] + "".join(mark + part for mark, part in zip(marks, parts[1:], strict=True))
     return _strip_glued(" ".join(kept.split()), sites)
+
+
+def _word_count(part: str) -> int:
+    """The words of ``part``, a lone dot or bullet between them aside ("Webentwicklung . AutoCAD")."""
+    return sum(1 for word in part.split() if any(ch.isalnum() for ch in word))
 
 
 def _strip_glued(title: str, sites: set[str]) -> str:
@@ -172,8 +196,8 @@ def site_names(tree: Any, scripts: list[Any], url: str) -> set[str]:
     return {k for k in (_key(n.lstrip("@")).replace(" ", "") for n in names) if k}
 
 
-def _headings(tree: Any) -> Iterator[str]:
-    for heading in tree.xpath("//h1"):
+def _headings(tree: Any, tag: str = "h1") -> Iterator[str]:
+    for heading in tree.xpath(f"//{tag}"):
         outer = [element.tag for element in heading.iterancestors()]
         # A <header> is the site's unless it is the article's own (inside its <article> or <main>).
         if any(tag in _OUTSIDE for tag in outer) or ("header" in outer and not {"article", "main"} & set(outer)):

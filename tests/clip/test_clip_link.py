@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import yaml
 
 from bot.app import App
@@ -203,3 +204,29 @@ async def test_a_non_utf8_page_an_idn_host_and_a_page_of_scripts_are_handled(
     assert "Crème brûlée « maison »" in (await clip(app, fake_anthropic, web.url("/meta")))["excerpt"]
     scripts = await clip(app, fake_anthropic, web.url("/app"))
     assert scripts["error_type"] == "no_content" and "built by scripts" in scripts["error"]
+
+
+@pytest.mark.parametrize(
+    ("page", "title", "authors", "published"),
+    [
+        # No title tag but the <title> "Headline – Site – Blog"; the author only in a German byline ("durch …")
+        # beside a meta author that is the site's address; the date only in words ("Veröffentlicht am …").
+        ("byline", "Ein Winter im Garten", ["Stephan Markus"], "2024-03-03"),
+        # The <h1> in capitals, og:title with the site's name; a CMS account as meta author, and JSON-LD authors
+        # of a person and the firm; the date only in a byline ("Posted on June 12, 2019").
+        ("cms", "International debt collection", ["Martin Gerecke"], "2019-06-12"),
+        # A page of tables and no paragraph, which the extractor drops whole: clipped as its rows.
+        ("events", "Termine", [], None),
+    ],
+)
+async def test_a_pages_title_authors_and_date_come_from_wherever_it_states_them(
+    clip_app: ClipApp, fake_anthropic: FakeAnthropic, web: FakeWeb, page: str, title: str, authors: list[str],
+    published: str | None
+) -> None:
+    app = await clip_app()
+    result = await clip(app, fake_anthropic, web.url(f"/{page}"))
+    assert result["path"] == f"Clippings/{title}.md"
+    front, body = front_and_body(app, result["path"])
+    assert front["title"] == title and front["author"] == authors
+    assert (str(front["published"]) if front["published"] else None) == published
+    assert body.strip()

@@ -335,3 +335,88 @@ def test_a_link_followed_by_a_line_break_in_the_source_keeps_its_space_in_the_pa
 def test_hostile_json_ld_costs_nothing_but_itself(script: str) -> None:
     page = clipped(f'<title>Plain title</title><script type="application/ld+json">{script}</script>')
     assert page.title in ("Plain title", "deep") or (page.title.startswith("xxx") and len(page.title) == 201)
+
+
+@pytest.mark.parametrize(
+    ("line", "date"),
+    [
+        ("Veröffentlicht am 3. März 2024", "2024-03-03"),
+        ("Publié le 5 avril 2023", "2023-04-05"),
+        ("Published 3 March 2024", "2024-03-03"),
+        ("Posted on June 12, 2019 by Ann Lee", "2019-06-12"),
+        ("12.06.2019", "2019-06-12"),
+    ],
+)
+def test_a_date_written_only_in_the_byline_is_read_in_several_languages(line: str, date: str) -> None:
+    body = f'<article><h1>A story</h1><div class="meta">{line}</div>{BODY}</article>'
+    assert clipped("<title>A story</title>", body).published == date
+
+
+def test_a_year_alone_in_the_address_gives_no_date() -> None:
+    # htmldate makes the 1st of January of it; the page states no day.
+    page = clipped("<title>A story</title>", url="https://arabic.example.com/2013/middle_east/8/3/syria/index.html")
+    assert page.published is None
+
+
+@pytest.mark.parametrize(
+    ("head", "url"),
+    [
+        ('<meta name="author" content="beltz">', "https://www.beltz.de/fachmedien/veranstaltung.html"),
+        (ld({"@type": "Article", "author": {"@type": "Person", "name": "Wunderweib1"}}), "https://www.wunderweib.de/a"),
+        (ld({"@type": "Article", "author": {"@type": "Organization", "name": "BRIGITTE.de"}}), "https://example.org/a"),
+        ('<meta name="author" content="Super User">', "https://example.org/a"),
+        ('<meta name="author" content="Administrator">', "https://example.org/a"),
+        ('<meta name="author" content="Times Staff">', "https://example.org/a"),
+    ],
+)
+def test_a_site_an_organisation_or_a_cms_account_is_no_author(head: str, url: str) -> None:
+    assert clipped("<title>A story</title>" + head, url=url).authors == []
+
+
+def test_an_agency_beside_an_author_is_not_an_author() -> None:
+    body = f'<p class="byline">By Martin Gerecke, CMS</p>{BODY}'
+    assert clipped("<title>A story</title>", body).authors == ["Martin Gerecke"]
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "title"),
+    [
+        # A section between the headline and the site's name (la-bas.org), and after it (ldt.de).
+        (
+            "<title>Didier Porte souhaite la Santé à Balkany | Chroniques | Là-bas si j&#039;y suis</title>"
+            '<meta property="og:site_name" content="Là-bas si j&#039;y suis">',
+            BODY,
+            "Didier Porte souhaite la Santé à Balkany",
+        ),
+        (
+            '<title>FALL IN LOVE WITH BLACK – LDT – Blog</title><meta property="og:site_name" content="LDT">',
+            BODY,
+            "FALL IN LOVE WITH BLACK",
+        ),
+        # The <h1> in capitals, as the site styles it: the words as og:title writes them.
+        (
+            '<meta property="og:title" content="Internationale Forderungsbeitreibung | Kanzlei Viehbacher">'
+            '<meta property="og:site_name" content="Kanzlei Viehbacher">',
+            f"<h1>INTERNATIONALE FORDERUNGSBEITREIBUNG</h1>{BODY}",
+            "Internationale Forderungsbeitreibung",
+        ),
+        # A heading's mark left on the <title>.
+        ('<title># Home | deutschland.de</title><meta property="og:site_name" content="deutschland.de">', BODY, "Home"),
+    ],
+)
+def test_sections_beside_the_sites_name_and_a_headings_capitals_leave_the_title(
+    head: str, body: str, title: str
+) -> None:
+    assert clipped(head, body).title == title
+
+
+def test_a_title_that_is_only_the_sites_name_gives_way_to_the_articles_heading() -> None:
+    url = "https://www.medef.com/en/content/alternative-dispute-resolution"
+    assert clipped("<title>MEDEF</title>", f"<h1>Alternative dispute resolution</h1>{BODY}", url=url).title == (
+        "Alternative dispute resolution"
+    )
+    story = f"<h1></h1><h2>Der neue Trend: Muss- statt Wunschkoalition</h2>{BODY}"
+    url = "https://carta.info/der-neue-trend-muss-statt-wunschkoalition/"
+    assert clipped("<title>carta.info</title>", story, url=url).title == "Der neue Trend: Muss- statt Wunschkoalition"
+    # The site's front page is rightly named after the site.
+    assert clipped("<title>MEDEF</title>", f"<h1>News</h1>{BODY}", url="https://www.medef.com/").title == "MEDEF"
