@@ -360,12 +360,12 @@ class TurnHandler:
 
     def _waits_on(self, message: InboundMessage) -> Awaitable[list[Question]]:
         """The questions for consent the conversation waits on (none to decline for a reminder's message)."""
-        if self._asking is None or "reminder" in message.meta:
+        if self._asking is None or message.reminder is not None:
             return _nothing()
         return self._asking.questions.open_in(message.conversation)
 
     async def _decline_questions(self, message: InboundMessage) -> None:
-        if self._asking is not None and "reminder" not in message.meta:
+        if self._asking is not None and message.reminder is None:
             await self._asking.decline_open(message.conversation)
 
     async def _answered(self, delivery: Delivery, message: InboundMessage) -> bool | None:
@@ -401,8 +401,10 @@ class TurnHandler:
         others = [part.parse(InboundMessage) for part in parts]
         texts = [m.text for m in (message, *others) if m.text]
         images = [path for m in (message, *others) for path in m.images]
+        attachments = [attachment for m in (message, *others) for attachment in m.attachments]
         log.info("album %s: %d parts in one turn", message.group, len(parts) + 1)
-        return message.model_copy(update={"text": "\n".join(texts), "images": images}), [p.id for p in parts]
+        merged = {"text": "\n".join(texts), "images": images, "attachments": attachments}
+        return message.model_copy(update=merged), [p.id for p in parts]
 
     def _open_draft(self, context: ToolContext) -> DraftWriter | None:
         if self._progress is None:
@@ -618,16 +620,15 @@ class TurnHandler:
 def _command_of(message: InboundMessage) -> Command | None:
     """The slash command the person sent, if any: a scheduled task's text is never one (a scheduled
     ``/undo`` or ``/new`` would act with no one there to ask it)."""
-    return None if "reminder" in message.meta else parse_command(message.text)
+    return None if message.reminder is not None else parse_command(message.text)
 
 
 def _as_task(message: InboundMessage) -> InboundMessage:
     """A scheduled task made by a run that held someone else's words, with its text as their words: it
     is as tainted when it runs as the run that scheduled it (``bot.reminders``)."""
-    sources = message.meta.get("sources") if "reminder" in message.meta else None
-    if not sources or not message.text:
+    if message.reminder is None or not message.reminder.sources or not message.text:
         return message
-    part = UntrustedPart(source=note_source(sources, "scheduled task"), text=message.text)
+    part = UntrustedPart(source=note_source(message.reminder.sources, "scheduled task"), text=message.text)
     return message.model_copy(update={"text": "", "untrusted": [part, *message.untrusted]})
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.bus import INBOUND, Document, InboundMessage, Sender
+from bot.bus import INBOUND, Attachment, Document, InboundMessage, Sender
 from bot.clock import unstamp
 from tests.channels.telegram_harness import Serve, echo
 from tests.fakes import telegram_server as tg
@@ -142,15 +142,14 @@ async def test_the_inbound_record_keeps_who_sent_what_from_which_chat(serve: Ser
         "kind": "text",
         "edited": False,
         "forwarded_from": "Bob",
-        "attachment": None,
     }
     assert second.meta == first.meta | {
         "message_id": 78,
         "update_id": document,
         "kind": "document",
         "forwarded_from": None,
-        "attachment": "Attachments/lease.pdf",
     }
+    assert first.attachments == [] and second.attachments == [Attachment(path="Attachments/lease.pdf", kind="document")]
     assert first.document is None and second.document == Document(path="Attachments/lease.pdf")
 
 

@@ -22,6 +22,7 @@ from telegram.error import BadRequest, TelegramError
 from bot.bus import (
     INBOUND,
     Answer,
+    Attachment,
     Audio,
     Bus,
     Document,
@@ -103,8 +104,8 @@ class TelegramReceiver:
                 "reply_to": str(tap.chat_id),
                 "chat_id": tap.chat_id,
                 "update_id": tap.update_id,
-                "tap": tap.query_id,
             },
+            tap=tap.query_id,
         )
         await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=f"tg:{tap.update_id}")
 
@@ -138,8 +139,8 @@ class TelegramReceiver:
                 "kind": incoming.kind,
                 "edited": incoming.edited,
                 "forwarded_from": incoming.forwarded_from,
-                "attachment": attachment_path,
             },
+            attachments=attachments_of(incoming, attachment_path),
             untrusted=others_of(incoming),
             audio=recording_of(incoming, attachment_path),
             document=document_of(incoming, attachment_path),
@@ -256,6 +257,15 @@ def document_of(incoming: Incoming, attachment_path: str | None) -> Document | N
     if attachment is None or attachment_path is None or attachment.kind != "document":
         return None
     return Document(path=attachment_path) if is_document(attachment_path) or attachment_path.endswith(".md") else None
+
+
+def attachments_of(incoming: Incoming, attachment_path: str | None) -> list[Attachment]:
+    """The stored file the message brought, of any type, which undoing its run takes back."""
+    attachment = incoming.attachment
+    if attachment is None or attachment_path is None:
+        return []
+    kind = "image" if attachment.is_image else attachment.kind
+    return [Attachment(path=attachment_path, kind=kind)]  # type: ignore[arg-type]
 
 
 def images_of(incoming: Incoming, attachment_path: str | None) -> list[str]:
