@@ -73,7 +73,8 @@ class DeadLetterFiler:
         if not isinstance(error, DeadLetter):
             apology = APOLOGY.format(attempts=delivery.attempts, error=told)
             await queue_notice(self._storage.bus, context_for(message, run_id=""), apology, key="dead")
-        summary = f"Command not handled after {delivery.attempts} attempt(s): {describe(error)}. Message: {message.text}"
+        not_handled = f"Command not handled after {delivery.attempts} attempt(s): {describe(error)}."
+        summary = f"{not_handled} Message: {message.text}"
         await self._storage.store.add_interaction(
             conversation=message.conversation, category="error", summary=summary, run_id=None
         )

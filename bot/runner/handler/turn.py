@@ -114,6 +114,7 @@ class Turns:
         starting: Awaitable[None],
         parts: list[int],
     ) -> None:
+        """Run the slash command (which declines any question open) and finish it: no model call."""
         await starting
         await self._answers.decline(message)
         answered = await self._commands.run(command, context)
@@ -132,6 +133,7 @@ class Turns:
         starting: Awaitable[None],
         parts: list[int],
     ) -> RunResult:
+        """Run ``model`` on ``message`` with the conversation's history and what the message brought."""
         store, turns_kept = self._storage.store, self._window.turns
         # The run's start, the conversation's history and any question it waits on, sent together.
         _, turns, waits = await self._storage.db.gather(
