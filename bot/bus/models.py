@@ -124,7 +124,7 @@ class Scheduled(BaseModel):
 
 # The keys of ``meta`` that were fields' data before they became fields: read from a message stored on
 # the bus by an older version (a durable bus outlives an upgrade).
-_OLD_META = ("tap", "reminder", "sources", "attachment", "attachments")
+_OLD_META = ("reply_to", "tap", "reminder", "sources", "attachment", "attachments")
 
 
 class InboundMessage(BaseModel):
@@ -136,9 +136,11 @@ class InboundMessage(BaseModel):
     sender: Sender
     text: str
     received_at: datetime = Field(default_factory=_utcnow)
-    # The one place for channel-specific data (a Telegram chat id, message id, file ids); nothing outside
-    # the channel that wrote it reads it, except ``reply_to``.
+    # The one place for channel-specific data (a Telegram chat id, message id, file ids): only the channel
+    # that wrote it reads it.
     meta: dict[str, Any] = Field(default_factory=dict)
+    # Where replies go when not to the sender (a group chat's id): see ``recipient``.
+    reply_to: str | None = None
     # Every file the channel kept in the vault for the message, whatever else reads it (``audio``,
     # ``document``, ``images``).
     attachments: list[Attachment] = Field(default_factory=list)
@@ -161,8 +163,8 @@ class InboundMessage(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_old_meta(cls, data: Any) -> Any:
-        """A message stored by a version that kept the tap, the reminder and the attachments in ``meta``,
-        with them moved to their fields."""
+        """A message stored by a version that kept where replies go, the tap, the reminder and the
+        attachments in ``meta``, with them moved to their fields."""
         if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
             return data
         meta = dict(data["meta"])
@@ -170,6 +172,8 @@ class InboundMessage(BaseModel):
             return data
         old = {key: meta.pop(key, None) for key in _OLD_META}
         data = {**data, "meta": meta}
+        if old["reply_to"] is not None:
+            data.setdefault("reply_to", str(old["reply_to"]))
         if old["tap"] is not None:
             data.setdefault("tap", str(old["tap"]))
         if old["reminder"] is not None:
@@ -180,9 +184,9 @@ class InboundMessage(BaseModel):
         return data
 
     @property
-    def reply_to(self) -> str:
-        """Where replies go: ``meta["reply_to"]`` when the channel set it (a group chat), else the sender."""
-        return str(self.meta.get("reply_to", self.sender.id))
+    def recipient(self) -> str:
+        """Where replies go: ``reply_to`` when the channel set it (a group chat), else the sender."""
+        return self.reply_to or self.sender.id
 
 
 def _old_attachment(path: str, data: dict[str, Any]) -> dict[str, str]:

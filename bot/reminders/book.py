@@ -236,7 +236,7 @@ class ReminderBook:
                 sender=Sender(id=recipient),
                 text=text,
                 received_at=now,
-                meta={"reply_to": recipient},
+                reply_to=recipient,
                 reminder=Scheduled(id=row["id"], sources=json.loads(row["sources"]) if row["sources"] else []),
             )
             await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)

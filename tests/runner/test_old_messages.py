@@ -62,4 +62,4 @@ def test_an_old_payload_reads_into_the_typed_fields() -> None:
     message = InboundMessage.model_validate_json(payload.model_dump_json())
     assert message.tap == "q-77" and message.reminder == Scheduled(id="r1", sources=["web page"])
     assert message.attachments == [Attachment(path="A/x.jpg", kind="file"), Attachment(path="A/y.bin", kind="file")]
-    assert message.meta == {"reply_to": "ann"}
+    assert message.reply_to == "ann" and message.meta == {}

@@ -258,8 +258,8 @@ def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
         conversation=conversation_of(headers.sender),
         sender=Sender(id=headers.sender, name=headers.sender_name),
         text=compose_text(mail, saved),
+        reply_to=headers.sender,
         meta={
-            "reply_to": headers.sender,
             "message_id": headers.message_id,
             "references": headers.references,
             "subject": headers.subject,
@@ -287,8 +287,8 @@ def answered(mail: Mail, key: str, answer: Answer) -> InboundMessage:
         sender=Sender(id=headers.sender, name=headers.sender_name),
         text="",
         answer=answer,
+        reply_to=headers.sender,
         meta={
-            "reply_to": headers.sender,
             "message_id": headers.message_id,
             "references": headers.references,
             "subject": headers.subject,

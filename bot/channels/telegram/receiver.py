@@ -100,11 +100,8 @@ class TelegramReceiver:
             sender=Sender(id=str(tap.user_id), name=tap.user_name),
             text="",
             answer=Answer(question=tap.question, choice=tap.choice),
-            meta={
-                "reply_to": str(tap.chat_id),
-                "chat_id": tap.chat_id,
-                "update_id": tap.update_id,
-            },
+            meta={"chat_id": tap.chat_id, "update_id": tap.update_id},
+            reply_to=str(tap.chat_id),
             tap=tap.query_id,
         )
         await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=f"tg:{tap.update_id}")
@@ -131,8 +128,8 @@ class TelegramReceiver:
             conversation=conversation_of(incoming),
             sender=Sender(id=str(incoming.user_id), name=incoming.user_name),
             text=compose_text(incoming, attachment_path),
+            reply_to=str(incoming.chat_id),
             meta={
-                "reply_to": str(incoming.chat_id),
                 "chat_id": incoming.chat_id,
                 "message_id": incoming.message_id,
                 "update_id": incoming.update_id,

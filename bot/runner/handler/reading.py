@@ -25,7 +25,7 @@ def context_for(
     return ToolContext(
         conversation=message.conversation,
         channel=message.channel,
-        recipient=message.reply_to,
+        recipient=message.recipient,
         run_id=run_id,
         inbound_id=message.id,
         person=message.sender.id,
