@@ -14,12 +14,18 @@ from bot.db import Database
 from bot.memory import profile_reader
 from bot.reminders import ReminderBook, Scheduler
 from bot.runner import (
+    Assistant,
+    Audit,
     CaptureModel,
     CommandRunner,
+    Inputs,
     Limits,
     ModelClient,
     ReviewLink,
+    StandIns,
+    Storage,
     TurnHandler,
+    Window,
     load_system_prompt,
 )
 from bot.runner.asking import Asking
@@ -122,37 +128,39 @@ class App:
         )
         progress = Progress()
         handler = TurnHandler(
-            db=db,
-            bus=bus,
-            store=store,
-            dispatcher=dispatcher,
-            model=model,
-            system=system,
-            limits=Limits(max_tool_calls=settings.model.max_tool_calls),
-            history_turns=settings.model.history_turns,
-            history_tokens=settings.model.history_tokens,
-            max_attempts=settings.bus.max_attempts,
-            mode=mode,
-            summarizer=summarizer,
-            prices=prices,
-            clock=clock,
-            budget=budget,
-            over_budget=_capture(settings, clock, hint=None) if budget else None,
-            voice=voice,
-            documents=Documents(notes=notes, bus=bus, store=store),
-            photos=Photos(store=store, vault_root=notes.root),
-            progress=progress,
-            profile=profile_reader(notes, settings.memory.note, provenance),
-            asking=Asking(db=db, bus=bus, store=store, questions=Questions(db), timeout=settings.consent.timeout),
-            policy=Policy(
-                profile_note=settings.memory.note,
-                trusted_servers=frozenset(name for name, server in settings.mcp.servers.items() if server.trusted),
+            storage=Storage(db, bus, store),
+            assistant=Assistant(
+                model=model,
+                mode=mode,
+                system=system,
+                dispatcher=dispatcher,
+                limits=Limits(max_tool_calls=settings.model.max_tool_calls),
+                clock=clock,
+                profile=profile_reader(notes, settings.memory.note, provenance),
+                policy=Policy(
+                    profile_note=settings.memory.note,
+                    trusted_servers=frozenset(name for name, server in settings.mcp.servers.items() if server.trusted),
+                ),
             ),
-            # A link sent alone is clipped with the assistant on too, as capture mode clips it.
-            links=_capture(settings, clock, hint=None) if mode == "assistant" else None,
-            # Dead letters get a note each in the inbox, even with daily capture: filing one again after
-            # a crash then finds the same note instead of appending a second line to the day's note.
-            filer=CaptureModel(settings.vault.inbox, hint=None, log=False),
+            window=Window(turns=settings.model.history_turns, tokens=settings.model.history_tokens),
+            audit=Audit(prices, summarizer),
+            max_attempts=settings.bus.max_attempts,
+            inputs=Inputs(
+                voice=voice,
+                documents=Documents(notes=notes, bus=bus, store=store),
+                photos=Photos(store=store, vault_root=notes.root),
+            ),
+            stand_ins=StandIns(
+                # Dead letters get a note each in the inbox, even with daily capture: filing one again after
+                # a crash then finds the same note instead of appending a second line to the day's note.
+                filer=CaptureModel(settings.vault.inbox, hint=None, log=False),
+                budget=budget,
+                over_budget=_capture(settings, clock, hint=None) if budget else None,
+                # A link sent alone is clipped with the assistant on too, as capture mode clips it.
+                links=_capture(settings, clock, hint=None) if mode == "assistant" else None,
+            ),
+            progress=progress,
+            asking=Asking(db=db, bus=bus, store=store, questions=Questions(db), timeout=settings.consent.timeout),
             commands=CommandRunner(
                 dispatcher=dispatcher,
                 store=store,

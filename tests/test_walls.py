@@ -8,6 +8,7 @@ a misconfigured check that passes everything would pass here too otherwise.
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -40,6 +41,32 @@ def copy_of_the_code(tmp_path: Path) -> Path:
 
 def add_line(module: Path, line: str) -> None:
     module.write_text(module.read_text() + f"\n{line}\n")
+
+
+def long_functions(package: Path, most: int) -> list[str]:
+    """The functions in ``package`` longer than ``most`` lines (signature, docstring and body), as
+    ``path:line name (lines)``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > most:
+                    found.append(f"{path.relative_to(package.parent)}:{node.lineno} {node.name} ({lines})")
+    return found
+
+
+def test_no_function_of_the_runner_is_longer_than_a_screen() -> None:
+    # A message's walk through the runner reads one short function at a time; a long one gets split.
+    assert long_functions(ROOT / "bot" / "runner", 60) == []
+
+
+def test_a_function_over_a_screen_is_named_with_its_place_and_length(tmp_path: Path) -> None:
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    body = "".join(f"    x{n} = {n}\n" for n in range(60))
+    (runner / "long.py").write_text(f"def short():\n    pass\n\n\nasync def walk():\n{body}")
+    assert long_functions(runner, 60) == ["runner/long.py:5 walk (61)"]
 
 
 def test_the_walls_of_the_house_hold() -> None:

@@ -56,7 +56,7 @@ class ConflictNotices:
         notice = OutboundMessage(
             channel=person.channel,
             conversation=person.conversation,
-            recipient=person.reply_to,
+            recipient=person.recipient,
             text=_said(new),
             kind="notice",
         )

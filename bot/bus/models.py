@@ -6,12 +6,13 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 __all__ = [
     "CONSENT",
     "EVENTS",
     "Answer",
+    "Attachment",
     "Audio",
     "Button",
     "Decision",
@@ -22,6 +23,7 @@ __all__ = [
     "InboundMessage",
     "OutboundMessage",
     "Retried",
+    "Scheduled",
     "Sender",
     "UntrustedPart",
     "events_topic",
@@ -104,6 +106,27 @@ class Answer(BaseModel):
     choice: Literal["allow", "deny", "expire"]
 
 
+class Attachment(BaseModel):
+    """A file that came with a message, already kept in the vault at ``path`` (vault-relative) before its
+    run began: undoing the run takes it back with the notes that link it (``bot.undo``)."""
+
+    path: str
+    kind: Literal["image", "document", "audio", "voice", "video", "video_note", "file"]
+
+
+class Scheduled(BaseModel):
+    """The scheduled task a message starts (``bot.reminders``): the reminder's ``id``, and the ``sources``
+    of someone else's words the run that scheduled it held, which make the task as tainted when it runs."""
+
+    id: str
+    sources: list[str] = Field(default_factory=list)
+
+
+# The keys of ``meta`` that were fields' data before they became fields: read from a message stored on
+# the bus by an older version (a durable bus outlives an upgrade).
+_OLD_META = ("reply_to", "tap", "reminder", "sources", "attachment", "attachments")
+
+
 class InboundMessage(BaseModel):
     """A message from a person, as a channel received it. ``id`` is stable across redeliveries."""
 
@@ -113,8 +136,14 @@ class InboundMessage(BaseModel):
     sender: Sender
     text: str
     received_at: datetime = Field(default_factory=_utcnow)
-    # The one place for channel-specific data (a Telegram chat id, message id, file ids).
+    # The one place for channel-specific data (a Telegram chat id, message id, file ids): only the channel
+    # that wrote it reads it.
     meta: dict[str, Any] = Field(default_factory=dict)
+    # Where replies go when not to the sender (a group chat's id): see ``recipient``.
+    reply_to: str | None = None
+    # Every file the channel kept in the vault for the message, whatever else reads it (``audio``,
+    # ``document``, ``images``).
+    attachments: list[Attachment] = Field(default_factory=list)
     audio: Audio | None = None
     document: Document | None = None
     # Images that came with the message (a photo, an image file), vault-relative: the runner shows them
@@ -126,11 +155,54 @@ class InboundMessage(BaseModel):
     untrusted: list[UntrustedPart] = Field(default_factory=list)
     # Set on an answer to a question for consent instead of words to answer (``text`` is then empty).
     answer: Answer | None = None
+    # The channel's id of the tap that gave ``answer`` (a Telegram callback query), which the decision answers.
+    tap: str | None = None
+    # Set on a scheduled task's message: it is no command, and declines no question the person has open.
+    reminder: Scheduled | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_old_meta(cls, data: Any) -> Any:
+        """A message stored by a version that kept where replies go, the tap, the reminder and the
+        attachments in ``meta``, with them moved to their fields."""
+        if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+            return data
+        meta = dict(data["meta"])
+        if not any(key in meta for key in _OLD_META):
+            return data
+        old = {key: meta.pop(key, None) for key in _OLD_META}
+        data = {**data, "meta": meta}
+        if old["reply_to"] is not None:
+            data.setdefault("reply_to", str(old["reply_to"]))
+        if old["tap"] is not None:
+            data.setdefault("tap", str(old["tap"]))
+        if old["reminder"] is not None:
+            data.setdefault("reminder", {"id": str(old["reminder"]), "sources": old["sources"] or []})
+        paths = [old["attachment"], *(old["attachments"] or [])]
+        if any(isinstance(path, str) for path in paths):
+            data.setdefault("attachments", [_old_attachment(path, data) for path in paths if isinstance(path, str)])
+        return data
 
     @property
-    def reply_to(self) -> str:
-        """Where replies go: ``meta["reply_to"]`` when the channel set it (a group chat), else the sender."""
-        return str(self.meta.get("reply_to", self.sender.id))
+    def recipient(self) -> str:
+        """Where replies go: ``reply_to`` when the channel set it (a group chat), else the sender."""
+        return self.reply_to or self.sender.id
+
+
+def _old_attachment(path: str, data: dict[str, Any]) -> dict[str, str]:
+    """An attachment an older version listed by path alone, its kind read from the fields that hold it."""
+    audio, document = data.get("audio"), data.get("document")
+    if path in (data.get("images") or []):
+        return {"path": path, "kind": "image"}
+    if audio is not None and _path_of(audio) == path:
+        return {"path": path, "kind": audio["kind"] if isinstance(audio, dict) else audio.kind}
+    if document is not None and _path_of(document) == path:
+        return {"path": path, "kind": "document"}
+    return {"path": path, "kind": "file"}
+
+
+def _path_of(part: Any) -> Any:
+    return part.get("path") if isinstance(part, dict) else getattr(part, "path", None)
 
 
 class Button(BaseModel):

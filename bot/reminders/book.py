@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.bus import INBOUND, Bus, InboundMessage, OutboundMessage, Sender, outbound_topic
+from bot.bus import INBOUND, Bus, InboundMessage, OutboundMessage, Scheduled, Sender, outbound_topic
 from bot.clock import Clock
 from bot.db import Database, Row, now_iso
 from bot.reminders.timing import (
@@ -236,8 +236,8 @@ class ReminderBook:
                 sender=Sender(id=recipient),
                 text=text,
                 received_at=now,
-                meta={"reply_to": recipient, "reminder": row["id"]}
-                | ({"sources": json.loads(row["sources"])} if row["sources"] else {}),
+                reply_to=recipient,
+                reminder=Scheduled(id=row["id"], sources=json.loads(row["sources"]) if row["sources"] else []),
             )
             await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=key)
             return True

@@ -4,8 +4,8 @@ from typing import TYPE_CHECKING
 
 from bot.runner.capture import CaptureModel
 from bot.runner.commands import CommandRunner, ReviewLink, parse_command
-from bot.runner.errors import ModelError, ModelRejected, ModelUnavailable
-from bot.runner.handler import DeadLetter, TurnHandler
+from bot.runner.errors import DeadLetter, ModelError, ModelRejected, ModelUnavailable
+from bot.runner.handler import Assistant, Audit, Inputs, StandIns, Storage, TurnHandler, Window
 from bot.runner.loop import Limits, RunResult, StepRecorder, run_turn
 from bot.runner.model import ModelClient, ModelReply, TextListener, Usage
 from bot.runner.prompt import load_system_prompt
@@ -14,11 +14,14 @@ if TYPE_CHECKING:
     from bot.runner.anthropic_model import AnthropicModel
 
 __all__ = [
+    "Assistant",
+    "Audit",
     "CommandRunner",
     "parse_command",
     "AnthropicModel",
     "CaptureModel",
     "DeadLetter",
+    "Inputs",
     "Limits",
     "ModelClient",
     "ModelError",
@@ -27,10 +30,13 @@ __all__ = [
     "ModelUnavailable",
     "ReviewLink",
     "RunResult",
+    "StandIns",
+    "Storage",
     "StepRecorder",
     "TextListener",
     "TurnHandler",
     "Usage",
+    "Window",
     "load_system_prompt",
     "run_turn",
 ]

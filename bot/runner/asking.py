@@ -161,7 +161,7 @@ class Asking:
         answer = message.answer
         assert answer is not None
         decision = {"allow": "allowed", "deny": "denied", "expire": "expired"}[answer.choice]
-        tap = message.meta.get("tap")
+        tap = message.tap
         by = "timeout" if decision == "expired" else "the person"
         if decision != "expired" and not await self._answerable(answer.question, message):
             return None

@@ -4,9 +4,13 @@
   response). The bus reschedules the message; ``retry_after`` is the server's hint, if any.
 - ``ModelRejected``: permanent (bad key, bad request, spend limit). Retrying cannot help; the
   message says what the user must fix.
+- ``DeadLetter``: retrying the message cannot help; the worker dead-letters it at once
+  (``ModelDeadLetter`` when the model rejected it).
 """
 
 from __future__ import annotations
+
+from bot.bus import Fatal
 
 
 class ModelError(Exception):
@@ -23,3 +27,11 @@ class ModelUnavailable(ModelError):
 
 class ModelRejected(ModelError):
     """The model refused the request for a reason only the user can fix."""
+
+
+class DeadLetter(Fatal):
+    """Retrying this message cannot help; the worker dead-letters it at once."""
+
+
+class ModelDeadLetter(DeadLetter):
+    """The model refused the request for a reason only the user can fix (``ModelRejected``)."""

@@ -152,85 +152,136 @@ async def run_turn(
     retries; tool failures never do. However the run ends, ``messages`` is a closed turn
     (``bot.runner.closing``).
     """
-    system_blocks = system_prompt(system, zone, profile)
-    tools = dispatcher.definitions()
     guard = CallGuard(limits.max_tool_calls)
-    watch = RunWatch(limits.max_tool_calls)
-    if resumed is None:
-        content: str | list[dict[str, Any]] = [*images, {"type": "text", "text": text}] if images else text
-        turn: list[dict[str, Any]] = [{"role": "user", "content": content}]
-        result = RunResult(status="completed", final_text="", messages=turn)
-        round_ = _Round(done=True)
-    else:
-        waiting = resumed.waiting
-        turn = waiting.turn
-        result = RunResult("completed", "", turn, list(waiting.tools_called), Usage(**waiting.usage))
-        guard.calls, recent = waiting.guard
-        guard.recent.extend(recent)
-        asked, *rest = waiting.calls
-        round_ = _Round(rest, list(waiting.results), list(waiting.hints), waiting.failed)
-        round_.add(asked, resumed.outcome)
-        if resumed.made:
-            result.tools_called.append(asked["name"])
+    turn, result, round_ = _begin(text, images, resumed, guard)
     taint = taint_of(history, kept=True).seeing(turn).offered(dispatcher.sources())
     if profile is not None:  # the profile note holds labelled words when a tainted run wrote them there
         taint = taint.seeing([{"role": "system", "content": profile}])
     _holding(context, taint, [*history, *turn])
-    previous_end = len(history) - 1  # where the prompt cached by the previous call ends
-    while True:
-        if round_.done:
-            messages = [*history, *turn]
-            reply = await _call_model(model, system_blocks, messages, previous_end, tools, recorder, listener)
-            previous_end = len(messages) - 1
-            result.usage.add(reply.usage)
-            turn.append({"role": "assistant", "content": reply.content})
-            if reply.stop_reason != "tool_use" or not reply.tool_uses:
-                result.final_text = reply.text
-                cut = "the reply reached the output token limit" if reply.stop_reason == "max_tokens" else None
-                result.messages = closed(turn, ending_note(cut) if cut else "(Done.)")
-                return result  # the last round's steps are the caller's to write, with the run's end
-            round_ = _Round(list(reply.tool_uses))
-        while round_.calls:
-            call = round_.calls.pop(0)
-            stop = result.reason or guard.admit(call["name"], call.get("input"))
-            if stop:
-                if result.status == "completed":
-                    result.status, result.reason = "stopped", stop
-                round_.results.append(tool_result(call["id"], failure(f"Not run: {stop}.", "guard_stopped"), True))
-                continue
-            if round_.failed is not None and call["name"] in TELLING:
-                # Never "saved" in the log or to the user after a save that failed: the model reads the
-                # failure first, and tells what happened in its next response.
-                held = await _hold(call, round_.failed, recorder)
-                round_.results.append(tool_result(call["id"], held, is_error=True))
-                continue
-            checked = dispatcher.check(call["name"], call.get("input"))
-            question = None
-            if policy is not None and taint.tainted and isinstance(checked, Checked):
-                question = question_for(call["name"], checked.input.model_dump(), taint, policy)
-            if question is not None:
-                result.status, result.question = "waiting", question
-                result.waiting = round_.waiting(call, turn, result, guard, context)
+    run = _Run(
+        model=model,
+        dispatcher=dispatcher,
+        context=context,
+        recorder=recorder,
+        policy=policy,
+        listener=listener,
+        history=history,
+        turn=turn,
+        result=result,
+        guard=guard,
+        watch=RunWatch(limits.max_tool_calls),
+        taint=taint,
+    )
+    return await run.loop(system_prompt(system, zone, profile), round_)
+
+
+def _begin(
+    text: str, images: Sequence[dict[str, Any]], resumed: Resumed | None, guard: CallGuard
+) -> tuple[list[dict[str, Any]], RunResult, _Round]:
+    """A run's turn, result and first round: a new turn with the user's message, whose model is called
+    first, or a ``resumed`` one as it stood, its asked call's outcome added to its round."""
+    if resumed is None:
+        content: str | list[dict[str, Any]] = [*images, {"type": "text", "text": text}] if images else text
+        turn: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        return turn, RunResult(status="completed", final_text="", messages=turn), _Round(done=True)
+    waiting = resumed.waiting
+    turn = waiting.turn
+    result = RunResult("completed", "", turn, list(waiting.tools_called), Usage(**waiting.usage))
+    guard.calls, recent = waiting.guard
+    guard.recent.extend(recent)
+    asked, *rest = waiting.calls
+    round_ = _Round(rest, list(waiting.results), list(waiting.hints), waiting.failed)
+    round_.add(asked, resumed.outcome)
+    if resumed.made:
+        result.tools_called.append(asked["name"])
+    return turn, result, round_
+
+
+@dataclass
+class _Run:
+    """A run as its loop goes on: what it was given, its turn and result so far, and what it holds."""
+
+    model: ModelClient
+    dispatcher: Dispatcher
+    context: ToolContext
+    recorder: StepRecorder
+    policy: Policy | None
+    listener: TextListener | None
+    history: list[dict[str, Any]]
+    turn: list[dict[str, Any]]
+    result: RunResult
+    guard: CallGuard
+    watch: RunWatch
+    taint: Taint
+
+    async def loop(self, system: list[dict[str, Any]], round_: _Round) -> RunResult:
+        """Call the model and make the calls it asks for, round after round, from ``round_``."""
+        tools = self.dispatcher.definitions()
+        result, turn = self.result, self.turn
+        previous_end = len(self.history) - 1  # where the prompt cached by the previous call ends
+        while True:
+            if round_.done:
+                messages = [*self.history, *turn]
+                reply = await _call_model(
+                    self.model, system, messages, previous_end, tools, self.recorder, self.listener
+                )
+                previous_end = len(messages) - 1
+                result.usage.add(reply.usage)
+                turn.append({"role": "assistant", "content": reply.content})
+                if reply.stop_reason != "tool_use" or not reply.tool_uses:
+                    result.final_text = reply.text
+                    cut = "the reply reached the output token limit" if reply.stop_reason == "max_tokens" else None
+                    result.messages = closed(turn, ending_note(cut) if cut else "(Done.)")
+                    return result  # the last round's steps are the caller's to write, with the run's end
+                round_ = _Round(list(reply.tool_uses))
+            while round_.calls:
+                if await self._make(round_.calls.pop(0), round_):
+                    return result
+            await self.recorder.flush()
+            # Hints follow the tool results in the same message, where the model reads them next.
+            turn.append({"role": "user", "content": round_.message()})
+            round_.done = True
+            if result.reason:
+                log.warning("! run %s %s: %s", self.context.run_id, result.status, result.reason)
+                result.messages = closed(turn, ending_note(result.reason))
                 return result
-            result.tools_called.append(call["name"])
-            outcome = await _call_tool(dispatcher, checked, call, context, recorder)
-            block = round_.add(call, outcome)
-            if outcome.untrusted is not None:  # its label is in the run now
-                taint = taint.seeing([{"role": "user", "content": [block]}])
-                _holding(context, taint, [*history, *turn])
-            verdict = watch.after_tool(call["name"], outcome.result, outcome.is_error)
-            round_.hints += verdict.hints
-            await _report(verdict, recorder)
-            if verdict.end_run:
-                result.status, result.reason = "escalated", verdict.end_run
-        await recorder.flush()
-        # Hints follow the tool results in the same message, where the model reads them next.
-        turn.append({"role": "user", "content": round_.message()})
-        round_.done = True
-        if result.reason:
-            log.warning("! run %s %s: %s", context.run_id, result.status, result.reason)
-            result.messages = closed(turn, ending_note(result.reason))
-            return result
+
+    async def _make(self, call: dict[str, Any], round_: _Round) -> bool:
+        """Make one call the model asked for (or refuse it, or hold it); True when the run must stop to
+        ask the person first (status ``waiting``)."""
+        result = self.result
+        stop = result.reason or self.guard.admit(call["name"], call.get("input"))
+        if stop:
+            if result.status == "completed":
+                result.status, result.reason = "stopped", stop
+            round_.results.append(tool_result(call["id"], failure(f"Not run: {stop}.", "guard_stopped"), True))
+            return False
+        if round_.failed is not None and call["name"] in TELLING:
+            # Never "saved" in the log or to the user after a save that failed: the model reads the
+            # failure first, and tells what happened in its next response.
+            held = await _hold(call, round_.failed, self.recorder)
+            round_.results.append(tool_result(call["id"], held, is_error=True))
+            return False
+        checked = self.dispatcher.check(call["name"], call.get("input"))
+        question = None
+        if self.policy is not None and self.taint.tainted and isinstance(checked, Checked):
+            question = question_for(call["name"], checked.input.model_dump(), self.taint, self.policy)
+        if question is not None:
+            result.status, result.question = "waiting", question
+            result.waiting = round_.waiting(call, self.turn, result, self.guard, self.context)
+            return True
+        result.tools_called.append(call["name"])
+        outcome = await _call_tool(self.dispatcher, checked, call, self.context, self.recorder)
+        block = round_.add(call, outcome)
+        if outcome.untrusted is not None:  # its label is in the run now
+            self.taint = self.taint.seeing([{"role": "user", "content": [block]}])
+            _holding(self.context, self.taint, [*self.history, *self.turn])
+        verdict = self.watch.after_tool(call["name"], outcome.result, outcome.is_error)
+        round_.hints += verdict.hints
+        await _report(verdict, self.recorder)
+        if verdict.end_run:
+            result.status, result.reason = "escalated", verdict.end_run
+        return False
 
 
 def _holding(context: ToolContext, taint: Taint, messages: list[dict[str, Any]]) -> None:

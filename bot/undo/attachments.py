@@ -15,7 +15,5 @@ def brought(message: InboundMessage) -> ChangeSet:
         paths.append(message.audio.path)
     if message.document is not None:
         paths.append(message.document.path)
-    other = message.meta.get("attachment")  # a channel's one saved file, of any type
-    if isinstance(other, str):
-        paths.append(other)
+    paths += [attachment.path for attachment in message.attachments]  # every file, of any type
     return ChangeSet([Change("attachment", path, None, None) for path in dict.fromkeys(paths)])

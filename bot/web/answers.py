@@ -32,7 +32,8 @@ class Answers:
             sender=Sender(id=question["person"], name="the review page"),
             text="",
             answer=Answer(question=question["id"], choice=choice),
-            meta={"reply_to": question["recipient"], "via": "review page"},
+            reply_to=question["recipient"],
+            meta={"via": "review page"},
         )
         await self._bus.publish(
             INBOUND, message, conversation=message.conversation, dedupe_key=f"review:{question['id']}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.bus import INBOUND, Document, InboundMessage, Sender
+from bot.bus import INBOUND, Attachment, Document, InboundMessage, Sender
 from bot.clock import unstamp
 from tests.channels.telegram_harness import Serve, echo
 from tests.fakes import telegram_server as tg
@@ -134,23 +134,22 @@ async def test_the_inbound_record_keeps_who_sent_what_from_which_chat(serve: Ser
     rows = await served.app.db.fetchall("SELECT payload FROM bus_messages WHERE topic = ? ORDER BY id", (INBOUND,))
     first, second = (InboundMessage.model_validate_json(row["payload"]) for row in rows)
     assert first.sender == second.sender == Sender(id="42", name="Ann")
+    assert first.reply_to == second.reply_to == "42"
     assert first.meta == {
-        "reply_to": "42",
         "chat_id": 42,
         "message_id": 77,
         "update_id": forwarded,
         "kind": "text",
         "edited": False,
         "forwarded_from": "Bob",
-        "attachment": None,
     }
     assert second.meta == first.meta | {
         "message_id": 78,
         "update_id": document,
         "kind": "document",
         "forwarded_from": None,
-        "attachment": "Attachments/lease.pdf",
     }
+    assert first.attachments == [] and second.attachments == [Attachment(path="Attachments/lease.pdf", kind="document")]
     assert first.document is None and second.document == Document(path="Attachments/lease.pdf")
 
 

@@ -51,7 +51,7 @@ async def test_tasks_past_the_days_cap_are_skipped_and_the_person_told_once(
     dial.advance(hours=1)
     await app.reminders.fire_due()
     runs = await app.db.fetchall("SELECT payload FROM bus_messages WHERE topic = ?", (INBOUND,))
-    assert len(runs) == 3 and all(InboundMessage.model_validate_json(r["payload"]).meta["reminder"] for r in runs)
+    assert len(runs) == 3 and all(InboundMessage.model_validate_json(r["payload"]).reminder for r in runs)
     told = await app.db.fetchall(
         "SELECT payload FROM bus_messages WHERE topic = ? AND payload LIKE '%skipped the scheduled task%'",
         (outbound_topic("terminal"),),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from bot.bus import (
     INBOUND,
     Answer,
+    Attachment,
     Audio,
     Bus,
     Document,
@@ -64,6 +65,7 @@ class Saved:
     document: str | None
     recording: str | None
     others: list[str]  # further documents and recordings, and files of other kinds
+    attachments: list[Attachment]  # every file, of any type, which undoing the run takes back
 
     @property
     def lines(self) -> list[str]:
@@ -236,6 +238,12 @@ class EmailReceiver:
             document=documents[0] if documents else None,
             recording=recordings[0] if recordings else None,
             others=[*documents[1:], *recordings[1:], *others],
+            attachments=[
+                *(Attachment(path=path, kind="image") for path in images),
+                *(Attachment(path=path, kind="document") for path in documents),
+                *(Attachment(path=path, kind="audio") for path in recordings),
+                *(Attachment(path=path, kind="file") for path in others),
+            ],
         )
 
 
@@ -250,12 +258,11 @@ def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
         conversation=conversation_of(headers.sender),
         sender=Sender(id=headers.sender, name=headers.sender_name),
         text=compose_text(mail, saved),
+        reply_to=headers.sender,
         meta={
-            "reply_to": headers.sender,
             "message_id": headers.message_id,
             "references": headers.references,
             "subject": headers.subject,
-            "attachments": [*saved.images, *([saved.document] if saved.document else []), *saved.others],
             "files_left_out": mail.files_left_out,
         },
         # What the mail forwards is someone else's: kept apart from the person's words, and shown to the
@@ -264,6 +271,7 @@ def inbound(mail: Mail, key: str, saved: Saved) -> InboundMessage:
         audio=Audio(path=saved.recording, kind="audio") if saved.recording else None,
         document=Document(path=saved.document) if saved.document else None,
         images=saved.images,
+        attachments=saved.attachments,
     )
 
 
@@ -279,8 +287,8 @@ def answered(mail: Mail, key: str, answer: Answer) -> InboundMessage:
         sender=Sender(id=headers.sender, name=headers.sender_name),
         text="",
         answer=answer,
+        reply_to=headers.sender,
         meta={
-            "reply_to": headers.sender,
             "message_id": headers.message_id,
             "references": headers.references,
             "subject": headers.subject,

@@ -22,6 +22,7 @@ from telegram.error import BadRequest, TelegramError
 from bot.bus import (
     INBOUND,
     Answer,
+    Attachment,
     Audio,
     Bus,
     Document,
@@ -99,12 +100,9 @@ class TelegramReceiver:
             sender=Sender(id=str(tap.user_id), name=tap.user_name),
             text="",
             answer=Answer(question=tap.question, choice=tap.choice),
-            meta={
-                "reply_to": str(tap.chat_id),
-                "chat_id": tap.chat_id,
-                "update_id": tap.update_id,
-                "tap": tap.query_id,
-            },
+            meta={"chat_id": tap.chat_id, "update_id": tap.update_id},
+            reply_to=str(tap.chat_id),
+            tap=tap.query_id,
         )
         await self._bus.publish(INBOUND, message, conversation=conversation, dedupe_key=f"tg:{tap.update_id}")
 
@@ -130,16 +128,16 @@ class TelegramReceiver:
             conversation=conversation_of(incoming),
             sender=Sender(id=str(incoming.user_id), name=incoming.user_name),
             text=compose_text(incoming, attachment_path),
+            reply_to=str(incoming.chat_id),
             meta={
-                "reply_to": str(incoming.chat_id),
                 "chat_id": incoming.chat_id,
                 "message_id": incoming.message_id,
                 "update_id": incoming.update_id,
                 "kind": incoming.kind,
                 "edited": incoming.edited,
                 "forwarded_from": incoming.forwarded_from,
-                "attachment": attachment_path,
             },
+            attachments=attachments_of(incoming, attachment_path),
             untrusted=others_of(incoming),
             audio=recording_of(incoming, attachment_path),
             document=document_of(incoming, attachment_path),
@@ -256,6 +254,15 @@ def document_of(incoming: Incoming, attachment_path: str | None) -> Document | N
     if attachment is None or attachment_path is None or attachment.kind != "document":
         return None
     return Document(path=attachment_path) if is_document(attachment_path) or attachment_path.endswith(".md") else None
+
+
+def attachments_of(incoming: Incoming, attachment_path: str | None) -> list[Attachment]:
+    """The stored file the message brought, of any type, which undoing its run takes back."""
+    attachment = incoming.attachment
+    if attachment is None or attachment_path is None:
+        return []
+    kind = "image" if attachment.is_image else attachment.kind
+    return [Attachment(path=attachment_path, kind=kind)]  # type: ignore[arg-type]
 
 
 def images_of(incoming: Incoming, attachment_path: str | None) -> list[str]:
