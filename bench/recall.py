@@ -57,7 +57,8 @@ from vault import Vault, hybrid  # noqa: E402
 from vault.embedder import Embedder, EnglishEmbedder, MultilingualEmbedder  # noqa: E402
 from vault.index import match_expression  # noqa: E402
 from vault.languages import language_of  # noqa: E402
-from vault.recall import ENGLISH_VECTORS, Probe, chunk  # noqa: E402
+from vault.recall import ACROSS_VECTORS, ENGLISH_VECTORS, Probe, chunk  # noqa: E402
+from vault.signs import SignStore  # noqa: E402
 from vault.vectors import PASSED, VectorStore, quantise  # noqa: E402
 
 LABELLED = Path(__file__).with_name("recall_queries.json")
@@ -321,32 +322,44 @@ def run_scale(notes: int, sample: int, queries: int, noise: float, keep: Path | 
             f"embedding {sample} notes ({chunks} chunks; by model {[route.count(n) for n in range(len(embedders))]}): "
             f"{seconds:.1f} s, {sample / seconds:.1f} notes/s, {cpu / sample * 1000:.1f} CPU-ms a note"
         )
+        # The English notes' second vectors, by the multilingual model, as the vault's last line makes them.
+        across_vectors: list[np.ndarray | None] = [None] * sample
+        if len(embedders) > 1:
+            started, cpu = time.perf_counter(), cpu_seconds()
+            english = [at for at in range(sample) if route[at] == 1]
+            for at in range(0, len(english), 16):
+                batch = english[at : at + 16]
+                rows = embedders[0].embed([text for i in batch for text in cut[i].texts])
+                for i in batch:
+                    across_vectors[i] = rows[: len(cut[i].texts)]
+                    rows = rows[len(cut[i].texts) :]
+            seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+            each = cpu / max(len(english), 1) * 1000
+            print(f"second vectors of {len(english)} English notes: {seconds:.1f} s, {each:.1f} CPU-ms a note")
         connections = []
-        for embedder, path in zip(embedders, files, strict=True):
-            VectorStore(path, model=embedder.name, dim=embedder.dim).close()
+        stores = [(embedder, path, VectorStore) for embedder, path in zip(embedders, files, strict=True)]
+        if len(embedders) > 1:
+            stores.append((embedders[0], root / ".vaultbot" / ACROSS_VECTORS, SignStore))
+        for embedder, path, kind in stores:
+            kind(path, model=embedder.name, dim=embedder.dim).close()
             connections.append(sqlite3.connect(path))
         started = time.perf_counter()
         for number, rel in enumerate(paths):
             data = (root / rel).read_bytes()
             source = number % sample
             home = route[source]
-            if number < sample:
-                vectors = sample_vectors[number]
-            else:
-                dim = embedders[home].dim
-                vectors = sample_vectors[source] + rng.normal(0, noise / np.sqrt(dim), (1, dim))
-                vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-            rows, scales = quantise(vectors)
             sha = hashlib.sha256(data).hexdigest()
             for space, conn in enumerate(connections):
-                records = (
-                    [
+                own = space == home or (space == 2 and home == 1)
+                source_vectors = across_vectors[source] if space == 2 else sample_vectors[source]
+                if not own or source_vectors is None:
+                    records = [(rel, PASSED, sha, 0, 0.0, b"")] if space < 2 else []
+                else:
+                    rows, scales = quantise(copied(source_vectors, rng, noise) if number >= sample else source_vectors)
+                    records = [
                         (rel, seq, sha, start, float(scale), row.tobytes())
                         for seq, (start, scale, row) in enumerate(zip(cut[source].starts, scales, rows, strict=True))
                     ]
-                    if space == home
-                    else [(rel, PASSED, sha, 0, 0.0, b"")]
-                )
                 conn.executemany(
                     "INSERT INTO chunks (path, seq, sha256, start, scale, vector) VALUES (?, ?, ?, ?, ?, ?)", records
                 )
@@ -361,6 +374,13 @@ def run_scale(notes: int, sample: int, queries: int, noise: float, keep: Path | 
             text=True,
         )
         print(out.stdout, end="")
+
+
+def copied(vectors: np.ndarray, rng: np.random.Generator, noise: float) -> np.ndarray:
+    """``vectors`` with Gaussian noise of norm ``noise`` added to each row, normalised again."""
+    dim = vectors.shape[1]
+    moved = vectors + rng.normal(0, noise / np.sqrt(dim), (1, dim))
+    return (moved / np.linalg.norm(moved, axis=1, keepdims=True)).astype(np.float32)
 
 
 def rss_mb() -> float:
@@ -412,8 +432,9 @@ def run_measure(root: Path, queries: int) -> None:
     hybrid_samples = timed(vault)
     after = rss_mb()
     print(
-        f"notes with vectors by model {vault._recall.embedded()}; vault with meaning index opened in {opened:.1f} s "
-        "(nothing to embed)"
+        f"notes with vectors by model {vault._recall.embedded()} and second vectors "
+        f"{len(vault._recall._across) if vault._recall._across is not None else 0}; "
+        f"vault with meaning index opened in {opened:.1f} s (nothing to embed)"
     )
     vault.close()
     print(f"keyword-only search  {percentiles(keyword)}")
@@ -473,9 +494,35 @@ def run_everyday(related: int) -> None:
                 found = {q["query"]: way(q["query"]) for q in questions}
                 cells = [recall_at_k([q for q in questions if q["set"] == s], found) for s in sets]
                 print(f"{name:<33}" + "".join(f"| {cell:<20}" for cell in [*cells, recall_at_k(questions, found)]))
+            _across(vault, notes)
             _related(vault, root, notes, related)
         finally:
             vault.close()
+
+
+def _across(vault: Vault, notes: list[dict]) -> None:
+    """recall@5 across languages with vaultbot's search: for each question on real notes, its page in each
+    other language among the search's results in that language's folder (into English: a German, French or
+    Spanish question's English page; from English: an English question's German, French, Spanish pages)."""
+    pages: dict[str, dict[str, str]] = {}
+    page_of = {}
+    for note in notes:
+        pages.setdefault(note["page"], {})[note["language"]] = note["path"]
+        page_of[note["path"]] = note["page"]
+    questions = json.loads((EVERYDAY / "questions.json").read_text(encoding="utf-8"))
+    tally: dict[str, list[int]] = {}
+    for question in questions:
+        for language, path in pages[page_of[question["note"]]].items():
+            if language == question["language"]:
+                continue
+            kind = "into English" if language == "en" else (
+                "from English" if question["language"] == "en" else "between others")
+            found = [hit.path for hit in vault.search(question["question"], K, folder=f"Help/{language}")]
+            tally.setdefault(kind, [0, 0])
+            tally[kind][0] += path in found
+            tally[kind][1] += 1
+    print("\nacross languages, vaultbot's search in the page's language's folder, recall@5: " + "; ".join(
+        f"{kind} {hits}/{count}" for kind, (hits, count) in sorted(tally.items())))
 
 
 def _start(root: Path, *, build: bool) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -67,7 +68,7 @@ class VectorStore:
         self._path, self._model, self._dim = path, model, dim
         self._lock = threading.Lock()
         self._conn = self._open_or_rebuild()
-        self._matrix = np.zeros((0, dim), dtype=np.int8)
+        self._matrix = self._blank(0)
         self._scales = np.zeros(0, dtype=np.float32)
         self._starts = np.zeros(0, dtype=np.int64)
         self._owners: list[str | None] = []  # the note of each row; None for a free row
@@ -135,7 +136,7 @@ class VectorStore:
         """Read every row straight into the arrays: holding all rows as Python objects first took twice the
         matrix's memory at 100,000 notes, and the allocator kept most of it after they were freed."""
         capacity = self._conn.execute("SELECT count(*) FROM chunks WHERE seq >= 0").fetchone()[0]
-        self._matrix = np.zeros((capacity, self._dim), dtype=np.int8)
+        self._matrix = self._blank(capacity)
         self._scales = np.zeros(capacity, dtype=np.float32)
         self._starts = np.zeros(capacity, dtype=np.int64)
         self._owners, self._rows = [], {}
@@ -148,12 +149,21 @@ class VectorStore:
                     continue
                 index = len(self._owners)
                 if path != owner:  # rows come by path: one string per note, not one per chunk
-                    owner, first = path, index
+                    # Interned: an English note's path is in two stores (its second vectors'), one string.
+                    owner, first = sys.intern(path), index
                 # A note's rows are consecutive here: a range costs 48 bytes, a list of ints ~110 at 1.6 rows.
                 self._rows[owner] = range(first, index + 1)
-                self._matrix[index] = np.frombuffer(vector, dtype=np.int8)
+                self._matrix[index] = self._in_memory(np.frombuffer(vector, dtype=np.int8)[None, :])[0]
                 self._scales[index], self._starts[index] = scale, start
                 self._owners.append(owner)
+
+    def _blank(self, count: int) -> np.ndarray:
+        """``count`` empty rows of the in-memory matrix."""
+        return np.zeros((count, self._dim), dtype=np.int8)
+
+    def _in_memory(self, rows: np.ndarray) -> np.ndarray:
+        """The int8 ``rows`` as the matrix in memory keeps them (here, as they are)."""
+        return rows
 
     # --- changes -----------------------------------------------------------------------
 
@@ -205,7 +215,7 @@ class VectorStore:
                 raise
             self._forget(path)
             slots = [self._slot() for _ in range(len(rows))]
-            self._matrix[slots] = rows
+            self._matrix[slots] = self._in_memory(rows)
             self._scales[slots] = scales
             self._starts[slots] = starts
             for slot in slots:
@@ -241,7 +251,7 @@ class VectorStore:
         used = len(self._owners)
         if used == len(self._matrix):
             grown = max(64, used + used // 2)
-            self._matrix = np.concatenate([self._matrix, np.zeros((grown - used, self._dim), dtype=np.int8)])
+            self._matrix = np.concatenate([self._matrix, self._blank(grown - used)])
             self._scales = np.concatenate([self._scales, np.zeros(grown - used, dtype=np.float32)])
             self._starts = np.concatenate([self._starts, np.zeros(grown - used, dtype=np.int64)])
         self._owners.append(None)
