@@ -440,14 +440,15 @@ class Recall:
         """Open the vectors, queue the notes whose vectors are missing or stale and forget the notes gone."""
         for space in self._spaces:
             space.store = VectorStore(space.path, model=space.embedder.name, dim=space.embedder.dim)
-        if self._across_path is not None:
+        english = self._spaces[-1].store
+        if self._across_path is not None and english is not None:
             first = self._spaces[0].embedder
-            self._across = SignStore(self._across_path, model=first.name, dim=first.dim)
+            self._across = SignStore(self._across_path, model=first.name, dim=first.dim, rows_of=english)
         known = [space.store.known() for space in self._spaces if space.store is not None]
-        across = self._across.known() if self._across is not None else {}
+        behind = self._across.behind(self._spaces[-1].path) if self._across is not None else set()
         with_vectors = [space.store.with_vectors() for space in self._spaces if space.store is not None]
         with self._changed:
-            gone = self._gone | {path for embedded in [*known, across] for path in embedded if path not in self._known}
+            gone = self._gone | {path for embedded in known for path in embedded if path not in self._known}
             self._gone = set()
             for path in self._newest_first():
                 sha = self._known[path][2]
@@ -459,8 +460,8 @@ class Recall:
                     # Another model has not seen this version, or two hold it (a model went missing for a
                     # while): the second line settles which one keeps it, embedding only where needed.
                     self._later.setdefault(path, None)
-                elif self._across is not None and path in with_vectors[-1] and across.get(path) != sha:
-                    self._third.setdefault(path, None)  # an English note without its second vector
+                elif path in behind:
+                    self._third.setdefault(path, None)  # an English note without its second vectors
             self._opened = True
             self._known = {}  # the keyword index's snapshot, needed only here (34 MB at 100,000 notes)
             self._changed.notify_all()

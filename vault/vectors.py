@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -68,7 +67,7 @@ class VectorStore:
         self._path, self._model, self._dim = path, model, dim
         self._lock = threading.Lock()
         self._conn = self._open_or_rebuild()
-        self._matrix = self._blank(0)
+        self._matrix = np.zeros((0, dim), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
         self._starts = np.zeros(0, dtype=np.int64)
         self._owners: list[str | None] = []  # the note of each row; None for a free row
@@ -136,7 +135,7 @@ class VectorStore:
         """Read every row straight into the arrays: holding all rows as Python objects first took twice the
         matrix's memory at 100,000 notes, and the allocator kept most of it after they were freed."""
         capacity = self._conn.execute("SELECT count(*) FROM chunks WHERE seq >= 0").fetchone()[0]
-        self._matrix = self._blank(capacity)
+        self._matrix = np.zeros((capacity, self._dim), dtype=np.int8)
         self._scales = np.zeros(capacity, dtype=np.float32)
         self._starts = np.zeros(capacity, dtype=np.int64)
         self._owners, self._rows = [], {}
@@ -144,26 +143,18 @@ class VectorStore:
         owner: str | None = None
         first = 0
         while batch := cursor.fetchmany(1024):
-            for path, start, scale, vector in batch:
-                if len(vector) != self._dim:  # a damaged row
-                    continue
-                index = len(self._owners)
+            whole = [row for row in batch if len(row[3]) == self._dim]  # a damaged row is left out
+            at = len(self._owners)
+            rows = np.frombuffer(b"".join(row[3] for row in whole), dtype=np.int8).reshape(len(whole), self._dim)
+            self._matrix[at : at + len(whole)] = rows
+            self._scales[at : at + len(whole)] = [row[2] for row in whole]
+            self._starts[at : at + len(whole)] = [row[1] for row in whole]
+            for index, (path, *_) in enumerate(whole, start=at):
                 if path != owner:  # rows come by path: one string per note, not one per chunk
-                    # Interned: an English note's path is in two stores (its second vectors'), one string.
-                    owner, first = sys.intern(path), index
+                    owner, first = path, index
                 # A note's rows are consecutive here: a range costs 48 bytes, a list of ints ~110 at 1.6 rows.
                 self._rows[owner] = range(first, index + 1)
-                self._matrix[index] = self._in_memory(np.frombuffer(vector, dtype=np.int8)[None, :])[0]
-                self._scales[index], self._starts[index] = scale, start
                 self._owners.append(owner)
-
-    def _blank(self, count: int) -> np.ndarray:
-        """``count`` empty rows of the in-memory matrix."""
-        return np.zeros((count, self._dim), dtype=np.int8)
-
-    def _in_memory(self, rows: np.ndarray) -> np.ndarray:
-        """The int8 ``rows`` as the matrix in memory keeps them (here, as they are)."""
-        return rows
 
     # --- changes -----------------------------------------------------------------------
 
@@ -213,15 +204,19 @@ class VectorStore:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-            self._forget(path)
-            slots = [self._slot() for _ in range(len(rows))]
-            self._matrix[slots] = self._in_memory(rows)
-            self._scales[slots] = scales
-            self._starts[slots] = starts
-            for slot in slots:
-                self._owners[slot] = path
-            if slots:
-                self._rows[path] = slots
+            self._keep(path, rows, scales, starts)
+
+    def _keep(self, path: str, rows: np.ndarray, scales: np.ndarray, starts: list[int]) -> None:
+        """Hold ``path``'s new rows in memory in place of its old ones (called locked)."""
+        self._forget(path)
+        slots = [self._slot() for _ in range(len(rows))]
+        self._matrix[slots] = rows
+        self._scales[slots] = scales
+        self._starts[slots] = starts
+        for slot in slots:
+            self._owners[slot] = path
+        if slots:
+            self._rows[path] = slots
 
     def remove(self, paths: Iterable[str]) -> None:
         """Forget the notes at ``paths``."""
@@ -251,7 +246,7 @@ class VectorStore:
         used = len(self._owners)
         if used == len(self._matrix):
             grown = max(64, used + used // 2)
-            self._matrix = np.concatenate([self._matrix, self._blank(grown - used)])
+            self._matrix = np.concatenate([self._matrix, np.zeros((grown - used, self._dim), dtype=np.int8)])
             self._scales = np.concatenate([self._scales, np.zeros(grown - used, dtype=np.float32)])
             self._starts = np.concatenate([self._starts, np.zeros(grown - used, dtype=np.int64)])
         self._owners.append(None)
@@ -294,6 +289,22 @@ class VectorStore:
                 best = int(np.argmax(scores))
                 out[path] = Neighbour(path, float(scores[best]), int(self._starts[slots[best]]))
             return out
+
+    def slots_of(self, path: str) -> list[int]:
+        """The rows of ``path``'s chunks in memory, in the order of its chunks."""
+        with self._lock:
+            return list(self._rows.get(path, ()))
+
+    def owners(self, slots: Iterable[int]) -> list[str | None]:
+        """The note of each of ``slots`` (None for a free row)."""
+        with self._lock:
+            return [self._owners[slot] if slot < len(self._owners) else None for slot in slots]
+
+    @property
+    def rows(self) -> int:
+        """The rows in memory, used and free."""
+        with self._lock:
+            return len(self._owners)
 
     def vector_of(self, path: str) -> np.ndarray | None:
         """The mean of ``path``'s chunk vectors, normalised (what the note is about as a whole)."""
