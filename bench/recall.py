@@ -574,7 +574,7 @@ def run_start(root: Path, build: bool) -> None:
         total, used = time.perf_counter() - started, cpu_seconds() - cpu
         seconds = max(total - seconds, 1e-9)
         line += (
-            f"; then second vectors of {len(recall._across or [])} English notes in {seconds:.0f} s "
+            f"; then second vectors of {len(recall._across or [])} English chunks in {seconds:.0f} s "
             f"({used:.0f} CPU-s in all, load average {os.getloadavg()[0]:.1f})"
         )
     vault.close()

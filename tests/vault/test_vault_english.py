@@ -222,6 +222,19 @@ def test_a_note_that_changes_language_moves_to_the_other_model(tmp_path: Path) -
         assert first(v, "wie fotografiere ich meinen Bildschirm") == "Help/Take a screenshot.md"
 
 
+def test_an_edited_english_note_is_found_across_languages_by_what_it_says_now(tmp_path: Path) -> None:
+    with Vault(tmp_path / "vault", max_staleness=0, embedder=MultilingualEmbedder(), english=EnglishEmbedder()) as v:
+        write_notes(v)
+        assert v.wait_for_meaning(WAIT)
+        (v.root / "Help" / "Clearing a paper jam.md").write_text(
+            "Water the tomato plants every evening in summer, and feed them once a week.\n", encoding="utf-8"
+        )
+        v.sync()
+        assert v.wait_for_meaning(WAIT)
+        assert first(v, "Wann soll ich die Tomaten gießen?") == "Help/Clearing a paper jam.md"
+        assert first(v, "Wie bekomme ich ein eingeklemmtes Blatt aus dem Drucker?") != "Help/Clearing a paper jam.md"
+
+
 class Broken(Counting):
     """An English model that cannot be loaded (a damaged install)."""
 
