@@ -39,31 +39,45 @@ class SignStore(VectorStore):
 
     def _fill(self) -> None:
         self._held = 0
-        cursor = self._conn.execute("SELECT path, scale, vector FROM chunks WHERE seq >= 0 ORDER BY path, seq")
-        owner, rows, scales = None, [], []
+        cursor = self._conn.execute("SELECT path, seq, vector FROM chunks WHERE seq >= 0 ORDER BY path, seq")
         while batch := cursor.fetchmany(1024):
-            for path, scale, vector in batch:
-                if path != owner:
-                    self._set(owner, rows, scales)
-                    owner, rows, scales = path, [], []
-                if len(vector) == self._dim:  # a damaged row is left out
-                    rows.append(np.frombuffer(vector, dtype=np.int8))
-                    scales.append(scale)
-        self._set(owner, rows, scales)
+            # Each row's place: the English store's row of the same chunk of the same note.
+            placed = [
+                (slot, row[2])
+                for row in batch
+                if len(row[2]) == self._dim and (slot := self._english_slot(row[0], row[1])) is not None
+            ]
+            if not placed:
+                continue
+            slots = [slot for slot, _ in placed]
+            rows = np.frombuffer(b"".join(vector for _, vector in placed), dtype=np.int8).reshape(len(placed), -1)
+            self._grow()
+            self._bits[slots] = np.packbits(rows > 0, axis=1)
+            for slot, holder in zip(slots, self._rows_of.owners(slots), strict=True):
+                self._held += self._holders[slot] is None
+                self._holders[slot] = holder
 
-    def _set(self, path: str | None, rows: list[np.ndarray], scales: list[float]) -> None:
-        """Keep the bits of ``path``'s rows (called locked, or while filling)."""
-        if path is not None and rows:
-            self._keep(path, np.stack(rows), np.asarray(scales, dtype=np.float32), [])
+    def _english_slot(self, path: str, seq: int) -> int | None:
+        """The English store's row of chunk ``seq`` of ``path``, if it has one."""
+        slots = self._rows_of.slots_of(path)
+        return slots[seq] if seq < len(slots) else None
+
+    def _grow(self) -> None:
+        """Room for a row of bits beside each of the English store's rows."""
+        if (needed := self._rows_of.rows) > len(self._bits):
+            grown = max(needed, len(self._bits) + len(self._bits) // 2)
+            # Not np.concatenate: its temporary array of zeros, freed at once, raised glibc's mmap threshold to
+            # its size (10 MB at 100,000 notes), and the start's large dicts then stayed in the heap when freed.
+            bits = np.zeros((grown, self._bits.shape[1]), dtype=np.uint8)
+            bits[: len(self._bits)] = self._bits
+            self._bits = bits
+            self._holders += [None] * (grown - len(self._holders))
 
     def _keep(self, path: str, rows: np.ndarray, scales: np.ndarray, starts: list[int]) -> None:
         slots = self._rows_of.slots_of(path)
         if len(slots) != len(rows):  # the English vectors are of another version: the last line comes again
             return
-        if (needed := self._rows_of.rows) > len(self._bits):
-            grown = max(needed, len(self._bits) + len(self._bits) // 2)
-            self._bits = np.concatenate([self._bits, np.zeros((grown - len(self._bits), self._bits.shape[1]), np.uint8)])
-            self._holders += [None] * (grown - len(self._holders))
+        self._grow()
         self._bits[slots] = np.packbits(rows > 0, axis=1)
         # The English store's own string for the path: one read from this file would be a second copy of every
         # path (and keep the heap that reading the file used: 38 MB at 100,000 notes where the bits take 10).
