@@ -258,7 +258,8 @@ class Recall:
 
     def query(self, text: str) -> Probe | None:
         """The question as each loaded model with notes sees it (a model without notes is not asked: in a vault
-        of English notes the multilingual model has none), or None while search by meaning is not ready."""
+        of English notes the multilingual model has none), or None while search by meaning is not ready. A
+        question that does not read as English is also put to the English notes' second vectors (``across``)."""
         if not self.ready:
             return None
         vectors = {
