@@ -4,6 +4,7 @@
     .venv/bin/python bench/recall.py [--models ...] scale --notes 10000 [--sample 1000] [--queries 200] [--keep DIR]
     .venv/bin/python bench/recall.py [--models ...] measure DIR/vault [--queries 200]
     .venv/bin/python bench/recall.py [--models ...] everyday [--related 60]
+    .venv/bin/python bench/recall.py [--models ...] firstbuild [--copies 6]
 
 ``--models both`` (the default) is what vaultbot runs: English notes embedded by all-MiniLM-L6-v2, the rest
 by the multilingual USE; ``--models multilingual`` is USE alone, as before the English model came.
@@ -15,6 +16,10 @@ thread, then a second start with the index built (each in a fresh process), and 
 44 everyday questions on real notes and the labelled set's 40 everyday questions, four ways as ``recall``
 does; then, for ``--related`` English pages, a new note made of the page's first paragraphs, and whether
 ``related`` names the English page ahead of its translations.
+
+``firstbuild`` opens a new vault of those 1,000 pages ``--copies`` times over in a fresh process and prints how
+long until every note has the vectors of its own model, the CPU time a note (models' load included) and the
+load average; then how long the English notes' second vectors took after.
 
 ``recall`` writes the labelled notes of bench/recall_queries.json into a fresh vault among ``--filler``
 generated notes, lets the real model embed them all (timed: indexing notes/s through the background
@@ -57,7 +62,7 @@ from vault import Vault, hybrid  # noqa: E402
 from vault.embedder import Embedder, EnglishEmbedder, MultilingualEmbedder  # noqa: E402
 from vault.index import match_expression  # noqa: E402
 from vault.languages import language_of  # noqa: E402
-from vault.recall import ENGLISH_VECTORS, Probe, chunk  # noqa: E402
+from vault.recall import ACROSS_VECTORS, ENGLISH_VECTORS, Probe, chunk  # noqa: E402
 from vault.vectors import PASSED, VectorStore, quantise  # noqa: E402
 
 LABELLED = Path(__file__).with_name("recall_queries.json")
@@ -321,8 +326,25 @@ def run_scale(notes: int, sample: int, queries: int, noise: float, keep: Path | 
             f"embedding {sample} notes ({chunks} chunks; by model {[route.count(n) for n in range(len(embedders))]}): "
             f"{seconds:.1f} s, {sample / seconds:.1f} notes/s, {cpu / sample * 1000:.1f} CPU-ms a note"
         )
+        # The English notes' second vectors, by the multilingual model, as the vault's last line makes them.
+        across_vectors: list[np.ndarray | None] = [None] * sample
+        if len(embedders) > 1:
+            started, cpu = time.perf_counter(), cpu_seconds()
+            english = [at for at in range(sample) if route[at] == 1]
+            for at in range(0, len(english), 16):
+                batch = english[at : at + 16]
+                rows = embedders[0].embed([text for i in batch for text in cut[i].texts])
+                for i in batch:
+                    across_vectors[i] = rows[: len(cut[i].texts)]
+                    rows = rows[len(cut[i].texts) :]
+            seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+            each = cpu / max(len(english), 1) * 1000
+            print(f"second vectors of {len(english)} English notes: {seconds:.1f} s, {each:.1f} CPU-ms a note")
         connections = []
-        for embedder, path in zip(embedders, files, strict=True):
+        stores = list(zip(embedders, files, strict=True))
+        if len(embedders) > 1:  # the file of the English notes' second vectors (vault.signs) has the same schema
+            stores.append((embedders[0], root / ".vaultbot" / ACROSS_VECTORS))
+        for embedder, path in stores:
             VectorStore(path, model=embedder.name, dim=embedder.dim).close()
             connections.append(sqlite3.connect(path))
         started = time.perf_counter()
@@ -330,23 +352,18 @@ def run_scale(notes: int, sample: int, queries: int, noise: float, keep: Path | 
             data = (root / rel).read_bytes()
             source = number % sample
             home = route[source]
-            if number < sample:
-                vectors = sample_vectors[number]
-            else:
-                dim = embedders[home].dim
-                vectors = sample_vectors[source] + rng.normal(0, noise / np.sqrt(dim), (1, dim))
-                vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-            rows, scales = quantise(vectors)
             sha = hashlib.sha256(data).hexdigest()
             for space, conn in enumerate(connections):
-                records = (
-                    [
+                own = space == home or (space == 2 and home == 1)
+                source_vectors = across_vectors[source] if space == 2 else sample_vectors[source]
+                if not own or source_vectors is None:
+                    records = [(rel, PASSED, sha, 0, 0.0, b"")] if space < 2 else []
+                else:
+                    rows, scales = quantise(copied(source_vectors, rng, noise) if number >= sample else source_vectors)
+                    records = [
                         (rel, seq, sha, start, float(scale), row.tobytes())
                         for seq, (start, scale, row) in enumerate(zip(cut[source].starts, scales, rows, strict=True))
                     ]
-                    if space == home
-                    else [(rel, PASSED, sha, 0, 0.0, b"")]
-                )
                 conn.executemany(
                     "INSERT INTO chunks (path, seq, sha256, start, scale, vector) VALUES (?, ?, ?, ?, ?, ?)", records
                 )
@@ -361,6 +378,13 @@ def run_scale(notes: int, sample: int, queries: int, noise: float, keep: Path | 
             text=True,
         )
         print(out.stdout, end="")
+
+
+def copied(vectors: np.ndarray, rng: np.random.Generator, noise: float) -> np.ndarray:
+    """``vectors`` with Gaussian noise of norm ``noise`` added to each row, normalised again."""
+    dim = vectors.shape[1]
+    moved = vectors + rng.normal(0, noise / np.sqrt(dim), (1, dim))
+    return (moved / np.linalg.norm(moved, axis=1, keepdims=True)).astype(np.float32)
 
 
 def rss_mb() -> float:
@@ -412,8 +436,9 @@ def run_measure(root: Path, queries: int) -> None:
     hybrid_samples = timed(vault)
     after = rss_mb()
     print(
-        f"notes with vectors by model {vault._recall.embedded()}; vault with meaning index opened in {opened:.1f} s "
-        "(nothing to embed)"
+        f"notes with vectors by model {vault._recall.embedded()} and chunks with second vectors "
+        f"{len(vault._recall._across) if vault._recall._across is not None else 0}; "
+        f"vault with meaning index opened in {opened:.1f} s (nothing to embed)"
     )
     vault.close()
     print(f"keyword-only search  {percentiles(keyword)}")
@@ -473,9 +498,35 @@ def run_everyday(related: int) -> None:
                 found = {q["query"]: way(q["query"]) for q in questions}
                 cells = [recall_at_k([q for q in questions if q["set"] == s], found) for s in sets]
                 print(f"{name:<33}" + "".join(f"| {cell:<20}" for cell in [*cells, recall_at_k(questions, found)]))
+            _across(vault, notes)
             _related(vault, root, notes, related)
         finally:
             vault.close()
+
+
+def _across(vault: Vault, notes: list[dict]) -> None:
+    """recall@5 across languages with vaultbot's search: for each question on real notes, its page in each
+    other language among the search's results in that language's folder (into English: a German, French or
+    Spanish question's English page; from English: an English question's German, French, Spanish pages)."""
+    pages: dict[str, dict[str, str]] = {}
+    page_of = {}
+    for note in notes:
+        pages.setdefault(note["page"], {})[note["language"]] = note["path"]
+        page_of[note["path"]] = note["page"]
+    questions = json.loads((EVERYDAY / "questions.json").read_text(encoding="utf-8"))
+    tally: dict[str, list[int]] = {}
+    for question in questions:
+        for language, path in pages[page_of[question["note"]]].items():
+            if language == question["language"]:
+                continue
+            kind = "into English" if language == "en" else (
+                "from English" if question["language"] == "en" else "between others")
+            found = [hit.path for hit in vault.search(question["question"], K, folder=f"Help/{language}")]
+            tally.setdefault(kind, [0, 0])
+            tally[kind][0] += path in found
+            tally[kind][1] += 1
+    print("\nacross languages, vaultbot's search in the page's language's folder, recall@5: " + "; ".join(
+        f"{kind} {hits}/{count}" for kind, (hits, count) in sorted(tally.items())))
 
 
 def _start(root: Path, *, build: bool) -> str:
@@ -504,16 +555,45 @@ def run_start(root: Path, build: bool) -> None:
     line += f", with every model from {time.perf_counter() - started:.2f} s"
     if build:
         pending = len(vault._catalog.index.known())
-        if not vault.wait_for_meaning(3600):
-            raise SystemExit("not embedded within an hour")
-        seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+        recall = vault._recall
+        deadline = time.monotonic() + 3600
+        # The first build: every note has the vectors of its own model (the English notes' second vectors, by
+        # the multilingual model, come after, in a line of their own).
+        while recall._line or recall._later or recall._firsts or not recall.loaded:
+            if time.monotonic() > deadline:
+                raise SystemExit("not embedded within an hour")
+            time.sleep(0.05)
+        seconds, used = time.perf_counter() - started, cpu_seconds() - cpu
         line += (
             f"; {pending} notes embedded in {seconds:.0f} s: {pending / seconds:.1f} notes/s, "
-            f"{cpu:.0f} CPU-s ({cpu / pending * 1000:.0f} CPU-ms a note, {pending / cpu:.1f} notes a CPU-second; "
-            f"models loaded included), load average {os.getloadavg()[0]:.1f}; by model {vault._recall.embedded()}"
+            f"{used:.0f} CPU-s ({used / pending * 1000:.1f} CPU-ms a note, {pending / used:.1f} notes a CPU-second; "
+            f"models loaded included), load average {os.getloadavg()[0]:.1f}; by model {recall.embedded()}"
+        )
+        if not vault.wait_for_meaning(3600):
+            raise SystemExit("the second vectors were not made within an hour")
+        total, used = time.perf_counter() - started, cpu_seconds() - cpu
+        seconds = max(total - seconds, 1e-9)
+        line += (
+            f"; then second vectors of {len(recall._across or [])} English chunks in {seconds:.0f} s "
+            f"({used:.0f} CPU-s in all, load average {os.getloadavg()[0]:.1f})"
         )
     vault.close()
     print(line)
+
+
+def run_firstbuild(copies: int) -> None:
+    """A new vault of the 1,000 GNOME Help pages ``copies`` times over (each copy in a folder of its own), opened
+    in a fresh process: how long until every note has its vectors, and the CPU time a note."""
+    notes = json.loads(lzma.decompress((EVERYDAY / "notes.json.xz").read_bytes()))
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        root = Path(tmp) / "vault"
+        for copy in range(copies):
+            for note in notes:
+                target = root / f"Copy {copy + 1}" / note["path"]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(note["body"] + "\n", encoding="utf-8")
+        print(f"{copies * len(notes)} notes ({len(notes)} GNOME Help pages in 4 languages, {copies} times)")
+        print("new vault:", _start(root, build=True))
 
 
 def _related(vault: Vault, root: Path, notes: list[dict], count: int) -> None:
@@ -557,6 +637,8 @@ def main() -> None:
     measure.add_argument("--queries", type=int, default=200)
     everyday = commands.add_parser("everyday")
     everyday.add_argument("--related", type=int, default=60)
+    first = commands.add_parser("firstbuild", help="a new vault of the GNOME pages --copies times over, timed")
+    first.add_argument("--copies", type=int, default=6)
     start = commands.add_parser("start")
     start.add_argument("root", type=Path)
     start.add_argument("--build", action="store_true")
@@ -568,6 +650,8 @@ def main() -> None:
         run_everyday(args.related)
     elif args.command == "start":
         run_start(args.root, args.build)
+    elif args.command == "firstbuild":
+        run_firstbuild(args.copies)
     elif args.command == "scale":
         run_scale(args.notes, args.sample, args.queries, args.noise, args.keep)
     else:

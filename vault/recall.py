@@ -21,6 +21,10 @@ two models' nearest notes are ranked together by their cosine similarities as th
 measured scaling one model's: it would be tuning on the test questions), less 0.1 for the multilingual
 model's notes when the question reads as English (``OTHER_LANGUAGE``). A note too short to tell by its common
 words goes to the English model when its words and title read as English (``vault.languages``).
+
+The English model knows English only, so an English note also gets the multilingual model's vectors, kept as
+sign bits (``vault.signs``), in a last line that waits until every note has its first vectors: a first build
+is not slowed by them. They answer questions that do not read as English.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from vault.embedder import Embedder
 from vault.languages import english_words, reads_as_english
 from vault.offline import no_telemetry
 from vault.paths import NOTE_SUFFIX
+from vault.signs import SignStore
 from vault.vectors import Neighbour, VectorStore
 
 log = logging.getLogger(__name__)
@@ -61,6 +66,8 @@ EMBEDDING_THREADS = 2
 
 # The vectors file of the second (English) model, beside the first one's.
 ENGLISH_VECTORS = "vectors-en.db"
+# The first (multilingual) model's vectors of the English notes, for questions in other languages.
+ACROSS_VECTORS = "vectors-across.db"
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,7 @@ class Probe:
 
     vectors: dict[int, np.ndarray]
     handicaps: dict[int, float] = field(default_factory=dict)
+    across: np.ndarray | None = None  # the first model's vector, for the English notes' second vectors
 
     def handicapped(self, number: int, found: list[Neighbour]) -> list[Neighbour]:
         """``found`` in space ``number``, each similarity less that space's handicap."""
@@ -145,12 +153,16 @@ class Recall:
         self._spaces = [_Space(embedder, path)]
         if english is not None:
             self._spaces.append(_Space(english, path.with_name(ENGLISH_VECTORS)))
+        self._across_path = path.with_name(ACROSS_VECTORS) if english is not None else None
+        self._across: SignStore | None = None  # opened by the thread, with the English model's file
         self._known: dict[str, tuple[int, int, str]] = {}
         self._gone: set[str] = set()  # notes deleted before the stores were opened
         self._line: dict[str, None] = {}  # notes waiting to be embedded, the most recently changed first
         self._later: dict[str, None] = {}  # notes embedded by the first model, for the second to look at
+        self._third: dict[str, None] = {}  # English notes waiting for the first model's vector, after the rest
         self._changed = threading.Condition()
         self._working = 0  # notes taken from the lines and not yet stored
+        self._firsts = 0  # of them, batches of notes' first vectors (the last line waits for none left)
         self._busy: set[str] = set()  # the notes being embedded now, by any thread
         self._helpers: list[threading.Thread] = []
         self._stop = False
@@ -187,6 +199,8 @@ class Recall:
         for space in self._spaces:
             if space.store is not None:
                 space.store.close()
+        if self._across is not None:
+            self._across.close()
 
     @property
     def ready(self) -> bool:
@@ -204,6 +218,7 @@ class Recall:
         with self._changed:
             for path in fresh:
                 self._later.pop(path, None)
+                self._third.pop(path, None)
             # Before the notes already waiting: a note just written is the one a person asks about next.
             self._line = {**fresh, **self._line}
             self._changed.notify_all()
@@ -215,13 +230,15 @@ class Recall:
             for path in gone:
                 self._line.pop(path, None)
                 self._later.pop(path, None)
+                self._third.pop(path, None)
             self._changed.notify_all()  # the lines may be empty now, which wait() waits for
             if not self._opened:  # forgotten when the stores are opened
                 self._gone.update(gone)
                 return
-        for space in self._spaces:
+        stores = [space.store for space in self._spaces] + ([self._across] if self._across is not None else [])
+        for store in stores:
             try:
-                space.store.remove(gone)  # type: ignore[union-attr]  # opened, never closed before the thread
+                store.remove(gone)  # type: ignore[union-attr]  # opened, never closed before the thread
             except Exception:  # the index is a cache: a failure costs at most a stale neighbour
                 log.exception("the meaning index could not forget %d notes", len(gone))
 
@@ -230,7 +247,9 @@ class Recall:
         is embedded by the model it belongs to; False if ``timeout`` seconds pass first."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while not self.ready or (all_notes and (not self._settled or self._line or self._later or self._working)):
+            while not self.ready or (
+                all_notes and (not self._settled or self._line or self._later or self._third or self._working)
+            ):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -239,7 +258,8 @@ class Recall:
 
     def query(self, text: str) -> Probe | None:
         """The question as each loaded model with notes sees it (a model without notes is not asked: in a vault
-        of English notes the multilingual model has none), or None while search by meaning is not ready."""
+        of English notes the multilingual model has none), or None while search by meaning is not ready. A
+        question that does not read as English is also put to the English notes' second vectors (``across``)."""
         if not self.ready:
             return None
         vectors = {
@@ -247,9 +267,13 @@ class Recall:
             for number, space in enumerate(self._spaces)
             if space.loaded and space.store is not None and len(space.store)
         }
-        if len(vectors) > 1 and reads_as_english(text, english_words):
-            return Probe(vectors, {0: OTHER_LANGUAGE})
-        return Probe(vectors)
+        across = self._across is not None and len(self._spaces) > 1 and len(self._across) > 0
+        if (len(vectors) > 1 or across) and reads_as_english(text, english_words):
+            return Probe(vectors, {0: OTHER_LANGUAGE} if len(vectors) > 1 else {})
+        if not across:
+            return Probe(vectors)
+        first = vectors[0] if 0 in vectors else self._spaces[0].embedder.embed([text])[0]
+        return Probe(vectors, across=first)
 
     @property
     def loaded(self) -> bool:
@@ -263,18 +287,28 @@ class Recall:
             store = self._spaces[number].store
             if store is not None:
                 found += probe.handicapped(number, store.nearest(vector, limit, exclude=exclude))
+        if probe.across is not None and self._across is not None:
+            found += self._across.nearest(probe.across, limit, exclude=exclude)
         found.sort(key=lambda n: -n.score)
-        return found[:limit]
+        best: dict[str, Neighbour] = {}
+        for neighbour in found:  # an English note may be found by both its vectors: once, at its best
+            best.setdefault(neighbour.path, neighbour)
+        return list(best.values())[:limit]
 
     def scores_of(self, probe: Probe, paths: Iterable[str]) -> dict[str, Neighbour]:
         """The best chunk of each of ``paths`` that has vectors, against ``probe``."""
         wanted = list(paths)
         out: dict[str, Neighbour] = {}
+        found: list[Neighbour] = []
         for number, vector in probe.vectors.items():
             store = self._spaces[number].store
             if store is not None:
-                scored = store.scores_of(vector, wanted)
-                out.update(zip(scored, probe.handicapped(number, list(scored.values())), strict=True))
+                found += probe.handicapped(number, list(store.scores_of(vector, wanted).values()))
+        if probe.across is not None and self._across is not None:
+            found += self._across.scores_of(probe.across, wanted).values()
+        for neighbour in found:
+            if neighbour.path not in out or neighbour.score > out[neighbour.path].score:
+                out[neighbour.path] = neighbour
         return out
 
     def embed_now(self, rel: str, timeout: float = 30.0) -> Probe | None:
@@ -364,7 +398,7 @@ class Recall:
         """Embed batches from the lines until stopped (several threads may: a note is in one batch at a time)."""
         while True:
             with self._changed:
-                while not self._stop and not (batch := self._take()):
+                while not self._stop and not (taken := self._take())[1]:
                     if not self._built and not self._working:
                         self._built = True
                         log.info("meaning index: built, %s notes by model", self.embedded())
@@ -373,32 +407,46 @@ class Recall:
                     self._changed.wait()
                 if self._stop:
                     return
+                first, batch = taken
                 self._working += len(batch)
+                self._firsts += first
                 self._busy.update(batch)
             try:
-                self._embed([(path, data) for path in batch if (data := self._read(path)) is not None])
+                notes = [(path, data) for path in batch if (data := self._read(path)) is not None]
+                if first:
+                    self._embed(notes)
+                else:
+                    self._embed_across(notes)
             finally:
                 with self._changed:
                     self._working -= len(batch)
+                    self._firsts -= first
                     self._busy.difference_update(batch)
                     self._changed.notify_all()
 
-    def _take(self) -> list[str]:
+    def _take(self) -> tuple[bool, list[str]]:
         """Up to a batch of notes, new and changed ones first, leaving those another thread is embedding
-        (called locked)."""
-        for line in (self._line, self._later):
+        (called locked); False with the English notes' second vectors, which wait until every note has its first."""
+        for line in (self._line, self._later, self._third):
+            if line is self._third and self._firsts:
+                break  # a note still being embedded for its first time may queue more of the first line
             batch = [path for path in line if path not in self._busy][:_BATCH]
             for path in batch:
                 del line[path]
             if batch:
-                return batch
-        return []
+                return line is not self._third, batch
+        return True, []
 
     def _open(self) -> None:
         """Open the vectors, queue the notes whose vectors are missing or stale and forget the notes gone."""
         for space in self._spaces:
             space.store = VectorStore(space.path, model=space.embedder.name, dim=space.embedder.dim)
+        english = self._spaces[-1].store
+        if self._across_path is not None and english is not None:
+            first = self._spaces[0].embedder
+            self._across = SignStore(self._across_path, model=first.name, dim=first.dim, rows_of=english)
         known = [space.store.known() for space in self._spaces if space.store is not None]
+        behind = self._across.behind(self._spaces[-1].path) if self._across is not None else set()
         with_vectors = [space.store.with_vectors() for space in self._spaces if space.store is not None]
         with self._changed:
             gone = self._gone | {path for embedded in known for path in embedded if path not in self._known}
@@ -413,14 +461,17 @@ class Recall:
                     # Another model has not seen this version, or two hold it (a model went missing for a
                     # while): the second line settles which one keeps it, embedding only where needed.
                     self._later.setdefault(path, None)
+                elif path in behind:
+                    self._third.setdefault(path, None)  # an English note without its second vectors
             self._opened = True
             self._known = {}  # the keyword index's snapshot, needed only here (34 MB at 100,000 notes)
             self._changed.notify_all()
         log.info(
-            "meaning index: %s notes embedded by model, %d to embed, %d for a second look",
+            "meaning index: %s notes embedded by model, %d to embed, %d for a second look, %d for a second vector",
             [len(vectors) for vectors in with_vectors],
             len(self._line),
             len(self._later),
+            len(self._third),
         )
         self.removed(gone)
         _give_back_memory()
@@ -467,6 +518,7 @@ class Recall:
             store = spaces[number].store
             if store is not None and store.sha_of(rel) == chunked.sha256 and store.has_vectors(rel):
                 self._pass_on(rel, chunked.sha256, number)
+                self._second_vector(rel, chunked.sha256, number)
                 continue
             cut[number].append((rel, chunked))
         for number, space in enumerate(spaces):
@@ -484,9 +536,50 @@ class Recall:
                 try:
                     space.store.put(rel, chunked.sha256, chunked.starts, vectors[at : at + count])
                     self._pass_on(rel, chunked.sha256, number)
+                    self._second_vector(rel, chunked.sha256, number)
                 except Exception:
                     log.exception("meaning index: the vectors of %s could not be stored", rel)
                 at += count
+
+    def _second_vector(self, rel: str, sha: str, number: int) -> None:
+        """An English note (``number`` 1) without the first model's vector of this version goes in line for it,
+        behind every note still without its first; a note of the first model has none."""
+        across = self._across
+        if across is None or len(self._spaces) < 2:
+            return
+        if number == 0:
+            if across.sha_of(rel) is not None:
+                across.remove([rel])
+        elif across.sha_of(rel) != sha:
+            with self._changed:
+                self._third.setdefault(rel, None)
+                self._changed.notify_all()
+
+    def _embed_across(self, notes: list[tuple[str, bytes]]) -> None:
+        """The first model's vectors of English notes, for questions in other languages: only for a note whose
+        English vectors are of the bytes read (one changed since is in line again)."""
+        across = self._across
+        if across is None or len(self._spaces) < 2 or not notes:
+            return
+        english = self._spaces[1].store
+        if english is None:
+            return
+        cut = [(rel, chunked) for rel, data in notes if english.sha_of(rel) == (chunked := chunk(rel, data)).sha256]
+        if not cut:
+            return
+        try:
+            vectors = self._spaces[0].embedder.embed([text for _, chunked in cut for text in chunked.texts])
+        except Exception:  # the note is still found by its English vectors and its words
+            log.exception("meaning index: %d notes' second vectors could not be made", len(cut))
+            return
+        at = 0
+        for rel, chunked in cut:
+            count = len(chunked.texts)
+            try:
+                across.put(rel, chunked.sha256, chunked.starts, vectors[at : at + count])
+            except Exception:
+                log.exception("meaning index: the second vectors of %s could not be stored", rel)
+            at += count
 
     def _pass_on(self, rel: str, sha: str, number: int) -> None:
         """Record in every other model's file that this version of the note is model ``number``'s."""

@@ -143,16 +143,17 @@ class VectorStore:
         owner: str | None = None
         first = 0
         while batch := cursor.fetchmany(1024):
-            for path, start, scale, vector in batch:
-                if len(vector) != self._dim:  # a damaged row
-                    continue
-                index = len(self._owners)
+            whole = [row for row in batch if len(row[3]) == self._dim]  # a damaged row is left out
+            at = len(self._owners)
+            rows = np.frombuffer(b"".join(row[3] for row in whole), dtype=np.int8).reshape(len(whole), self._dim)
+            self._matrix[at : at + len(whole)] = rows
+            self._scales[at : at + len(whole)] = [row[2] for row in whole]
+            self._starts[at : at + len(whole)] = [row[1] for row in whole]
+            for index, (path, *_) in enumerate(whole, start=at):
                 if path != owner:  # rows come by path: one string per note, not one per chunk
                     owner, first = path, index
                 # A note's rows are consecutive here: a range costs 48 bytes, a list of ints ~110 at 1.6 rows.
                 self._rows[owner] = range(first, index + 1)
-                self._matrix[index] = np.frombuffer(vector, dtype=np.int8)
-                self._scales[index], self._starts[index] = scale, start
                 self._owners.append(owner)
 
     # --- changes -----------------------------------------------------------------------
@@ -203,15 +204,19 @@ class VectorStore:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-            self._forget(path)
-            slots = [self._slot() for _ in range(len(rows))]
-            self._matrix[slots] = rows
-            self._scales[slots] = scales
-            self._starts[slots] = starts
-            for slot in slots:
-                self._owners[slot] = path
-            if slots:
-                self._rows[path] = slots
+            self._keep(path, rows, scales, starts)
+
+    def _keep(self, path: str, rows: np.ndarray, scales: np.ndarray, starts: list[int]) -> None:
+        """Hold ``path``'s new rows in memory in place of its old ones (called locked)."""
+        self._forget(path)
+        slots = [self._slot() for _ in range(len(rows))]
+        self._matrix[slots] = rows
+        self._scales[slots] = scales
+        self._starts[slots] = starts
+        for slot in slots:
+            self._owners[slot] = path
+        if slots:
+            self._rows[path] = slots
 
     def remove(self, paths: Iterable[str]) -> None:
         """Forget the notes at ``paths``."""
@@ -284,6 +289,22 @@ class VectorStore:
                 best = int(np.argmax(scores))
                 out[path] = Neighbour(path, float(scores[best]), int(self._starts[slots[best]]))
             return out
+
+    def slots_of(self, path: str) -> list[int]:
+        """The rows of ``path``'s chunks in memory, in the order of its chunks."""
+        with self._lock:
+            return list(self._rows.get(path, ()))
+
+    def owners(self, slots: Iterable[int]) -> list[str | None]:
+        """The note of each of ``slots`` (None for a free row)."""
+        with self._lock:
+            return [self._owners[slot] if slot < len(self._owners) else None for slot in slots]
+
+    @property
+    def rows(self) -> int:
+        """The rows in memory, used and free."""
+        with self._lock:
+            return len(self._owners)
 
     def vector_of(self, path: str) -> np.ndarray | None:
         """The mean of ``path``'s chunk vectors, normalised (what the note is about as a whole)."""

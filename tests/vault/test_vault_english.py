@@ -40,6 +40,12 @@ ENGLISH_QUESTIONS = {
     "I'm a southpaw, flip what each finger does": "Help/Use a left-handed mouse.md",
     "pull out a thumb stick without corrupting stuff": "Help/Safely remove a USB drive.md",
 }
+# German and French questions of English notes, sharing no word with them: found by the multilingual model's
+# second vectors of the English notes (without them, by neither model: measured, the note is not first).
+ACROSS_QUESTIONS = {
+    "Wie bekomme ich ein eingeklemmtes Blatt aus dem Drucker?": "Help/Clearing a paper jam.md",
+    "mon ordinateur portable chauffe beaucoup": "Help/My computer gets really hot.md",
+}
 OTHER_QUESTIONS = {
     "wie mache ich dünne Eierkuchen": "Kochen/Pfannkuchen.md",
     "wann fährt mein Schlafwagen": "Reisen/Zugfahrt nach Wien.md",
@@ -74,11 +80,33 @@ def test_each_note_is_embedded_by_the_model_of_its_language(both: Vault) -> None
     multilingual, english = both._recall._spaces[0].embedder, both._recall._spaces[1].embedder
     assert both._recall.embedded() == [3, 5]
     assert sorted(text.split("\n")[0] for text in english.texts) == sorted(p[5:-3] for p in ENGLISH)
-    assert sorted(text.split("\n")[0] for text in multilingual.texts if "\n" in text) == [
-        "Chaudière",
-        "Pfannkuchen",
-        "Zugfahrt nach Wien",
-    ]
+    # The English notes too, once each: their second vectors, for questions in other languages.
+    assert sorted(text.split("\n")[0] for text in multilingual.texts if "\n" in text) == sorted(
+        ["Chaudière", "Pfannkuchen", "Zugfahrt nach Wien", *(p[5:-3] for p in ENGLISH)]
+    )
+
+
+def test_english_notes_get_their_second_vectors_after_every_note_has_its_first(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    for (folder, title), content in NOTES.items():
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / f"{title}.md").write_text(content + "\n", encoding="utf-8")
+    multilingual, english = Counting(MultilingualEmbedder()), Counting(EnglishEmbedder())
+    with Vault(root, embedder=multilingual, english=english) as vault:
+        assert vault.wait_for_meaning(WAIT)
+        titles = [text.split("\n")[0] for text in multilingual.texts if "\n" in text]
+        assert sorted(titles[:3]) == ["Chaudière", "Pfannkuchen", "Zugfahrt nach Wien"]
+        assert sorted(titles[3:]) == sorted(p[5:-3] for p in ENGLISH)
+        assert sorted(text.split("\n")[0] for text in english.texts) == sorted(p[5:-3] for p in ENGLISH)
+        for question, note in ACROSS_QUESTIONS.items():
+            assert first(vault, question) == note, question
+    # Opened again: nothing to embed by either model.
+    multilingual, english = Counting(MultilingualEmbedder()), Counting(EnglishEmbedder())
+    with Vault(root, embedder=multilingual, english=english) as again:
+        assert again.wait_for_meaning(WAIT)
+        assert [t for t in multilingual.texts if "\n" in t] == [] and english.texts == []
+        for question, note in ACROSS_QUESTIONS.items():
+            assert first(again, question) == note, question
 
 
 def test_a_note_too_short_to_tell_by_its_common_words_is_told_by_its_words_and_title(tmp_path: Path) -> None:
@@ -88,7 +116,9 @@ def test_a_note_too_short_to_tell_by_its_common_words_is_told_by_its_words_and_t
         vault.write("Listen", "Einkaufszettel", "- Milch\n- Eier\n- Brötchen\n- Zahnpasta")
         assert vault.wait_for_meaning(WAIT)
         assert [text.split("\n")[0] for text in english.texts] == ["Packing for the beach"]
-        assert [text.split("\n")[0] for text in multilingual.texts] == ["Einkaufszettel"]
+        # One note each; the multilingual model also made the English note's second vector.
+        assert vault._recall.embedded() == [1, 1]
+        assert sorted(text.split("\n")[0] for text in multilingual.texts) == ["Einkaufszettel", "Packing for the beach"]
         assert first(vault, "what to bring to the seaside") == "Lists/Packing for the beach.md"
 
 
@@ -140,8 +170,9 @@ def test_a_vault_indexed_before_the_english_model_gets_a_second_pass_without_re_
     multilingual, english = Counting(MultilingualEmbedder()), Counting(EnglishEmbedder())
     with Vault(root, embedder=multilingual, english=english) as upgraded:
         assert upgraded.wait_for_meaning(WAIT)
-        # The English notes are embedded again by the English model; nothing by the multilingual one.
-        assert [t for t in multilingual.texts if "\n" in t] == []
+        # The English notes are embedded again by the English model; by the multilingual one, once more each
+        # for their second vectors (the ones it held went with the English model), and nothing else.
+        assert sorted(t.split("\n")[0] for t in multilingual.texts if "\n" in t) == sorted(p[5:-3] for p in ENGLISH)
         assert sorted(text.split("\n")[0] for text in english.texts) == sorted(p[5:-3] for p in ENGLISH)
         assert upgraded._recall.embedded() == [3, 5]
         for question, note in {**ENGLISH_QUESTIONS, **OTHER_QUESTIONS}.items():
@@ -189,6 +220,19 @@ def test_a_note_that_changes_language_moves_to_the_other_model(tmp_path: Path) -
         assert v.wait_for_meaning(WAIT)
         assert v._recall.embedded() == [4, 4]
         assert first(v, "wie fotografiere ich meinen Bildschirm") == "Help/Take a screenshot.md"
+
+
+def test_an_edited_english_note_is_found_across_languages_by_what_it_says_now(tmp_path: Path) -> None:
+    with Vault(tmp_path / "vault", max_staleness=0, embedder=MultilingualEmbedder(), english=EnglishEmbedder()) as v:
+        write_notes(v)
+        assert v.wait_for_meaning(WAIT)
+        (v.root / "Help" / "Clearing a paper jam.md").write_text(
+            "Water the tomato plants every evening in summer, and feed them once a week.\n", encoding="utf-8"
+        )
+        v.sync()
+        assert v.wait_for_meaning(WAIT)
+        assert first(v, "Wann soll ich die Tomaten gießen?") == "Help/Clearing a paper jam.md"
+        assert first(v, "Wie bekomme ich ein eingeklemmtes Blatt aus dem Drucker?") != "Help/Clearing a paper jam.md"
 
 
 class Broken(Counting):
