@@ -23,8 +23,9 @@ from bot.channels.email.imap import ImapError, Mailbox
 from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import Mail
 from bot.channels.email.receiver import CHANNEL, EmailReceiver, mail_key
-from bot.channels.email.sender import EmailSender, Pacer, Smtp
+from bot.channels.email.sender import EmailSender, Smtp
 from bot.channels.outbox import outbox_workers
+from bot.channels.pacing import Pacer
 from bot.db import Database
 from bot.settings import EmailSettings
 from bot.store import Store

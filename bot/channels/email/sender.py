@@ -5,7 +5,7 @@ before the message is acked, so a retry does not send it again. Only a crash in 
 server's acceptance and that record sends it twice, and then with the same ``Message-ID`` (fixed per
 outbox message, so per inbound message and sequence), which mail clients show once.
 
-Replies to one address are paced (:class:`Pacer`): at most 30 a minute. More wait in the outbox, none
+Replies to one address are paced (:class:`bot.channels.pacing.Pacer`): at most 30 a minute. More wait in the outbox, none
 is dropped, and a loop that slipped past every other guard costs little.
 """
 
@@ -15,9 +15,7 @@ import asyncio
 import logging
 import re
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import UTC, datetime
 from email.message import EmailMessage
 
@@ -26,6 +24,7 @@ import aiosmtplib
 from bot.bus import Bus, Delivery, Event, Fatal, OutboundMessage
 from bot.channels.email.compose import reply_mail
 from bot.channels.email.ledger import Ledger
+from bot.channels.pacing import Pacer
 from bot.settings import EmailSettings
 from bot.store import Store
 
@@ -40,30 +39,6 @@ SMTP_TIMEOUT = 30.0
 # Seconds a connection to the SMTP server is kept without a mail to send (servers close idle ones after a
 # minute or more).
 REUSE_SECONDS = 30.0
-
-
-@dataclass
-class Pacer:
-    """At most ``most`` mails to one address in any ``per`` seconds; the next waits until the oldest
-    of them is ``per`` seconds old. ``clock`` and ``sleep`` are the real ones unless a test gives its own."""
-
-    most: int = 30
-    per: float = 60.0
-    clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    _sent: dict[str, deque[float]] = field(default_factory=dict)
-
-    async def wait(self, address: str) -> None:
-        """Return when one more mail to ``address`` keeps within the pace (and count it as sent)."""
-        sent = self._sent.setdefault(address, deque())
-        while True:
-            now = self.clock()
-            while sent and now - sent[0] >= self.per:
-                sent.popleft()
-            if len(sent) < self.most:
-                break
-            await self.sleep(sent[0] + self.per - now)
-        sent.append(self.clock())
 
 
 class Smtp:

@@ -32,13 +32,14 @@ from telegram.request import HTTPXRequest
 from bot.backoff import Backoff
 from bot.bus import Bus
 from bot.channels.outbox import outbox_workers
+from bot.channels.pacing import Pacer
 from bot.channels.telegram.access import Access
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import TelegramConflict, TelegramUnreachable, retry_after_seconds
 from bot.channels.telegram.identity import introduce
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL, TelegramReceiver
-from bot.channels.telegram.sender import Pacer, TelegramSender
+from bot.channels.telegram.sender import TelegramSender
 from bot.channels.telegram.webhook import WebhookServer
 from bot.menu import COMMANDS
 from bot.settings import TelegramSettings
