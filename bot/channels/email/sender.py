@@ -5,8 +5,8 @@ before the message is acked, so a retry does not send it again. Only a crash in 
 server's acceptance and that record sends it twice, and then with the same ``Message-ID`` (fixed per
 outbox message, so per inbound message and sequence), which mail clients show once.
 
-Replies to one address are paced (:class:`bot.channels.pacing.Pacer`): at most 30 a minute. More wait in the outbox, none
-is dropped, and a loop that slipped past every other guard costs little.
+Replies to one address are paced (:class:`bot.channels.pacing.Pacer`): at most 30 a minute. More wait in
+the outbox, none is dropped, and a loop that slipped past every other guard costs little.
 """
 
 from __future__ import annotations

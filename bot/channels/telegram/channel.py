@@ -31,6 +31,7 @@ from telegram.request import HTTPXRequest
 
 from bot.backoff import Backoff
 from bot.bus import Bus
+from bot.channels.lifecycle import Lifecycle
 from bot.channels.outbox import outbox_workers
 from bot.channels.pacing import Pacer
 from bot.channels.telegram.access import Access
@@ -66,7 +67,7 @@ STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 SETTLED = 10.0
 
 
-class TelegramChannel:
+class TelegramChannel(Lifecycle):
     """Serves one bot token until :meth:`stop`; shows the replies on ``progress`` as they are written
     when ``settings.draft_interval`` is above 0. With ``review_app`` (the review page's Mini App
     address), each allowlisted user's chat gets a "Review" menu button that opens it. ``tell`` hears
@@ -92,6 +93,7 @@ class TelegramChannel:
     ) -> None:
         if settings.token is None:
             raise ValueError("the Telegram channel needs a token")
+        super().__init__()
         self.bot: Bot = ExtBot(
             settings.token.get_secret_value(),
             base_url=settings.base_url,
@@ -104,8 +106,6 @@ class TelegramChannel:
         self._review_app = review_app
         self._tell = tell or (lambda line: None)
         self._settled = settled
-        self.ready = asyncio.Event()
-        self.serving_as = ""
         self._typing = Typing(self.bot, bus, interval=typing_interval)
         self.receiver = TelegramReceiver(
             self.bot,
@@ -142,9 +142,6 @@ class TelegramChannel:
             else None
         )
         self._poll_timeout = poll_timeout
-        self._stopping = asyncio.Event()  # stop receiving
-        self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
-        self._grace = 0.0
         self.outbox_worker, self.events_worker = outbox_workers(
             bus, CHANNEL, sender, lease=lease, max_attempts=max_attempts
         )
@@ -153,7 +150,6 @@ class TelegramChannel:
         """Receive and send until :meth:`stop`. Raises :class:`TelegramRefused` when Telegram refuses
         the token or the address (Telegram unreachable at start is tried again with backoff), and
         :class:`TelegramConflict` when another process was polling the token first."""
-        senders = (self.outbox_worker, self.events_worker)
         try:
             if not await self._introduce():
                 return  # stopped before Telegram answered
@@ -166,28 +162,23 @@ class TelegramChannel:
         async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             await self._set_menu_buttons()
-            async with asyncio.TaskGroup() as tasks:
-                for sender in senders:
-                    tasks.create_task(sender.run())
-                drafting = tasks.create_task(self.drafts.run()) if self.drafts is not None else None
-                try:
-                    if self.webhook is not None:
-                        await self._serve_webhook(self.webhook)
-                    else:
-                        await self.bot.delete_webhook()
-                        log.info("telegram: polling as @%s", self.bot.username)
-                        self.ready.set()
-                        await self._poll()
-                    # Receiving has stopped; replies keep going out until stop() says how long is left.
-                    await self._closing.wait()
-                    await asyncio.gather(*(sender.drain(self._grace) for sender in senders))
-                finally:
-                    for sender in senders:
-                        await sender.stop()
-                    if drafting is not None:
-                        drafting.cancel()
-                        await asyncio.gather(drafting, return_exceptions=True)
-                    await self._typing.close()
+            try:
+                await self.serve(
+                    (self.outbox_worker, self.events_worker),
+                    self._receive,
+                    beside=[self.drafts.run] if self.drafts is not None else [],
+                )
+            finally:
+                await self._typing.close()
+
+    async def _receive(self) -> None:
+        if self.webhook is not None:
+            await self._serve_webhook(self.webhook)
+        else:
+            await self.bot.delete_webhook()
+            log.info("telegram: polling as @%s", self.bot.username)
+            self.ready.set()
+            await self._poll()
 
     async def _introduce(self) -> bool:
         """Ask Telegram who the bot is, again with backoff while it cannot be reached (at boot the
@@ -239,17 +230,6 @@ class TelegramChannel:
             # Posts in flight are stored and answered before the server closes.
             stop.set()
             await serving
-
-    def stop_receiving(self) -> None:
-        """Stop polling (or close the webhook); replies go on being sent until :meth:`stop`."""
-        self._stopping.set()
-
-    async def stop(self, grace: float = 10.0) -> None:
-        """Stop receiving, send what the outbox holds for up to ``grace`` seconds, then stop;
-        what is left is released and sent on the next start. :meth:`run` returns when this is done."""
-        self._grace = grace
-        self._stopping.set()
-        self._closing.set()
 
     async def _poll(self) -> None:
         offset: int | None = None
@@ -331,7 +311,3 @@ class TelegramChannel:
         stopping.cancel()
         result = getting.result()
         return [u for u in result if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
-
-    async def _pause(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)
