@@ -97,9 +97,7 @@ async def _serve(
         workers.append(BackupSchedule(app.db, app.settings, app.clock))
     if app.settings.vault.git:
         workers.append(GitHistory(app.db, app.notes.root))
-    channels: list[Channel] = (
-        [_telegram(app, tell)] if app.settings.telegram.token is not None else []
-    )
+    channels: list[Channel] = [_telegram(app, tell)] if app.settings.telegram.token is not None else []
     if app.settings.email.enabled:
         channels.append(_email(app))
     async with asyncio.TaskGroup() as tasks:
@@ -124,9 +122,7 @@ async def _serve(
         await asyncio.gather(*(channel.stop(left) for channel in channels))
 
 
-async def _when_ready(
-    app: App, channels: list[Channel], tell: Callable[[str], None], then: Callable[[], None]
-) -> None:
+async def _when_ready(app: App, channels: list[Channel], tell: Callable[[str], None], then: Callable[[], None]) -> None:
     """Once every channel is ready, one line: the mode and whom each channel serves as; ``then`` right
     after it (the review page's address). A channel that cannot start says so instead, alone."""
     await asyncio.gather(*(channel.ready.wait() for channel in channels))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 
 from bot.backoff import Backoff, describe
@@ -26,18 +25,15 @@ from bot.channels.email.sender import EmailSender, Smtp
 from bot.channels.lifecycle import Lifecycle
 from bot.channels.outbox import outbox_workers
 from bot.channels.pacing import Pacer
+from bot.channels.storing import STORE_ERRORS, StoreOutage
 from bot.db import Database
 from bot.settings import EmailSettings
 from bot.store import Store
-from vault import Vault, VaultError
+from vault import Vault
 
 log = logging.getLogger(__name__)
 
-# What taking a mail can fail with for a while (a full disk, a database locked past its busy timeout):
-# the mail stays unseen and is taken again after a pause.
-STORE_ERRORS = (sqlite3.Error, OSError, VaultError)
 RECONNECT = Backoff(first=1.0, most=60.0)
-STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 # Seconds between looks at a mailbox whose server lacks IDLE.
 POLL_SECONDS = 60.0
 # Unseen mails taken per look at the mailbox (a command line of thousands of UIDs is past some servers'
@@ -96,7 +92,8 @@ class EmailChannel(Lifecycle):
         self.outbox_worker, self.events_worker = outbox_workers(
             bus, CHANNEL, sender, lease=lease, max_attempts=max_attempts
         )
-        self._store_failures = 0
+        # A mail that cannot be stored stays unseen and is taken again after a pause.
+        self._storing = StoreOutage(CHANNEL, self._pause)
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`."""
@@ -173,17 +170,9 @@ class EmailChannel(Lifecycle):
             else:
                 outcome = await self.receiver.take(headers, key, lambda: self._read(mailbox, uid), where)
         except STORE_ERRORS as exc:
-            self._store_failures += 1
-            delay = STORE_BACKOFF.delay(self._store_failures)
-            log.warning(
-                "email: could not store mail %s (%s); it stays unseen in the mailbox, trying again in %.1fs",
-                uid,
-                describe(exc),
-                delay,
-            )
-            await self._pause(delay)
+            await self._storing.failed(f"mail {uid}", exc, "it stays unseen in the mailbox")
             return False
-        self._store_failures = 0
+        self._storing.stored()
         await mailbox.mark_seen(uid)
         log.info("email: mail %s from %s: %s", uid, headers.sender or "no single sender", outcome)
         return True

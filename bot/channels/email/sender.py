@@ -21,9 +21,11 @@ from email.message import EmailMessage
 
 import aiosmtplib
 
-from bot.bus import Bus, Delivery, Event, Fatal, OutboundMessage
+from bot.bus import Bus, Delivery, Fatal, OutboundMessage
 from bot.channels.email.compose import reply_mail
 from bot.channels.email.ledger import Ledger
+from bot.channels.notices import event_notice
+from bot.channels.outbox import log_undeliverable
 from bot.channels.pacing import Pacer
 from bot.settings import EmailSettings
 from bot.store import Store
@@ -164,8 +166,8 @@ class EmailSender:
 
     async def tell(self, delivery: Delivery) -> None:
         """Mail the user the one-line notice of a run's event, if it has one, in the conversation's thread."""
-        event = delivery.parse(Event)
-        if not event.notice or await self._bus.progress(delivery.id):
+        event = event_notice(delivery)
+        if event is None or await self._bus.progress(delivery.id):
             return
         thread = await self._ledger.thread(None, event.conversation)
         mail = reply_mail(
@@ -180,13 +182,7 @@ class EmailSender:
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply the SMTP server would not take, after every attempt: never hidden, it goes in the log."""
-        message = delivery.parse(OutboundMessage)
-        await self._store.add_interaction(
-            conversation=message.conversation,
-            category="error",
-            summary=f"A reply could not be mailed to {message.recipient}: {error}",
-            run_id=None,
-        )
+        await log_undeliverable(self._store, delivery, error, how="mailed to")
 
     async def _send(self, mail: EmailMessage, recipient: str, delivery_id: int) -> None:
         await self._pace.wait(recipient)

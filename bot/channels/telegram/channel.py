@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +33,7 @@ from bot.bus import Bus
 from bot.channels.lifecycle import Lifecycle
 from bot.channels.outbox import outbox_workers
 from bot.channels.pacing import Pacer
+from bot.channels.storing import STORE_ERRORS, StoreOutage
 from bot.channels.telegram.access import Access
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import TelegramConflict, TelegramUnreachable, retry_after_seconds
@@ -46,7 +46,7 @@ from bot.menu import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
 from bot.streaming import Progress
-from vault import Vault, VaultError
+from vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +55,11 @@ log = logging.getLogger(__name__)
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
-# What storing an update can fail with for a while (a full disk, a database locked past its busy
-# timeout, Telegram unreachable while fetching a file): the update is left for Telegram to redeliver.
-STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)
-# Waits between getUpdates calls that failed in a row, and between tries at storing an update.
+# What storing an update can fail with for a while (bot.channels.storing, and Telegram unreachable while
+# fetching a file): the update is left for Telegram to redeliver.
+UPDATE_ERRORS = (*STORE_ERRORS, TelegramError)
+# Waits between getUpdates calls that failed in a row.
 POLL_BACKOFF = Backoff(first=2.0, most=60.0)
-STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 # Seconds of polling after which a conflict means another process is starting on this token rather
 # than that one was polling before this one: well past Telegram's 3 s between two conflicts, so a
 # newcomer hears its conflict while it is still starting even on a slow machine.
@@ -234,7 +233,7 @@ class TelegramChannel(Lifecycle):
     async def _poll(self) -> None:
         offset: int | None = None
         failures = 0
-        store_failures = 0
+        storing = StoreOutage("telegram", self._pause)
         loop = asyncio.get_running_loop()
         began = loop.time()
         conflicts = 0
@@ -272,21 +271,12 @@ class TelegramChannel(Lifecycle):
                     break
                 try:
                     await self.receiver.receive_raw(data)
-                except STORE_ERRORS as exc:
+                except UPDATE_ERRORS as exc:
                     # Not confirmed: the next getUpdates asks from this update on, so Telegram
                     # delivers it again; the ones before it are stored and get confirmed.
-                    store_failures += 1
-                    delay = STORE_BACKOFF.delay(store_failures)
-                    log.warning(
-                        "telegram: could not store update %s (%s: %s); Telegram keeps it, retrying in %.0fs",
-                        data["update_id"],
-                        type(exc).__name__,
-                        exc,
-                        delay,
-                    )
-                    await self._pause(delay)
+                    await storing.failed(f"update {data['update_id']}", exc, "Telegram keeps it")
                     break
-                store_failures = 0
+                storing.stored()
                 # Confirmed to Telegram only by the next getUpdates, after this one is on the bus.
                 offset = int(data["update_id"]) + 1
 

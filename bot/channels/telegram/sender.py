@@ -20,7 +20,9 @@ from telegram import (
 )
 from telegram.error import BadRequest, Forbidden, RetryAfter
 
-from bot.bus import Bus, Button, Decision, Delivery, Event, Fatal, OutboundMessage, Retry
+from bot.bus import Bus, Button, Decision, Delivery, Fatal, OutboundMessage, Retry
+from bot.channels.notices import event_notice
+from bot.channels.outbox import log_undeliverable
 from bot.channels.pacing import Pacer
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import formatting_refused, retry_after_seconds
@@ -85,18 +87,12 @@ class TelegramSender:
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply Telegram would not take, after every attempt: never hidden, it goes in the log."""
-        message = delivery.parse(OutboundMessage)
-        await self._store.add_interaction(
-            conversation=message.conversation,
-            category="error",
-            summary=f"A reply could not be delivered to Telegram chat {message.recipient}: {error}",
-            run_id=None,
-        )
+        await log_undeliverable(self._store, delivery, error, how="delivered to Telegram chat")
 
     async def tell(self, delivery: Delivery) -> None:
         """Show the user the one-line notice of a run's event, if it has one."""
-        event = delivery.parse(Event)
-        if event.notice:
+        event = event_notice(delivery)
+        if event is not None:
             chat_id = int(event.recipient)
             await self._pace.wait(chat_id)
             await self._send(chat_id, Chunk(event.notice))
