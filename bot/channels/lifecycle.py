@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol
 
 from bot.bus import Worker
 
@@ -61,9 +61,9 @@ class Lifecycle:
     async def serve(
         self,
         workers: Sequence[Worker],
-        receive: Callable[[], Awaitable[None]],
+        receive: Callable[[], Coroutine[Any, Any, None]],
         *,
-        beside: Sequence[Callable[[], Awaitable[None]]] = (),
+        beside: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
     ) -> None:
         """Run ``workers`` (and ``beside``, cancelled at the end) while ``receive`` runs; once it returns
         (receiving stopped), keep sending until :meth:`stop` says how long is left, then stop them."""

@@ -3,9 +3,21 @@ file too big, a kind it cannot take, a refusal), and the one-line notices of run
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from bot.bus import Bus, Delivery, Event, OutboundMessage, outbound_topic
 
-__all__ = ["event_notice", "tell"]
+__all__ = ["Notice", "event_notice", "tell"]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """The one-line notice of a run's event, for ``recipient`` in ``conversation``."""
+
+    text: str
+    recipient: str
+    conversation: str
+    run_id: str | None
 
 
 async def tell(
@@ -31,7 +43,9 @@ async def tell(
     await bus.publish(outbound_topic(channel), notice, conversation=conversation, dedupe_key=dedupe_key)
 
 
-def event_notice(delivery: Delivery) -> Event | None:
-    """The run event ``delivery`` carries, when it has a notice to pass on (most events have none)."""
+def event_notice(delivery: Delivery) -> Notice | None:
+    """The notice of the run event ``delivery`` carries, if it has one to pass on (most events have none)."""
     event = delivery.parse(Event)
-    return event if event.notice else None
+    if not event.notice:
+        return None
+    return Notice(event.notice, event.recipient, event.conversation, event.run_id)

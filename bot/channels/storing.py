@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 # What storing a received message can fail with for a while; a channel adds its service's own errors
 # (Telegram unreachable while a file is fetched).
-STORE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, VaultError)
+STORE_ERRORS = (sqlite3.Error, OSError, VaultError)
 
 
 class StoreOutage:

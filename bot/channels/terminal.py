@@ -170,10 +170,10 @@ class TerminalChannel:
 
     async def tell(self, delivery: Delivery) -> None:
         """Print the one-line notice of a run's event (a failure pattern, an escalation), if it has one."""
-        event = event_notice(delivery)
-        if event is not None:
+        notice = event_notice(delivery)
+        if notice is not None:
             try:
-                self._print("vaultbot (notice)> ", event.notice)
+                self._print("vaultbot (notice)> ", notice.text)
             except OutputClosed:
                 await _hold()
 

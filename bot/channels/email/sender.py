@@ -166,19 +166,19 @@ class EmailSender:
 
     async def tell(self, delivery: Delivery) -> None:
         """Mail the user the one-line notice of a run's event, if it has one, in the conversation's thread."""
-        event = event_notice(delivery)
-        if event is None or await self._bus.progress(delivery.id):
+        notice = event_notice(delivery)
+        if notice is None or await self._bus.progress(delivery.id):
             return
-        thread = await self._ledger.thread(None, event.conversation)
+        thread = await self._ledger.thread(None, notice.conversation)
         mail = reply_mail(
-            event.notice,
+            notice.text,
             sender=self._address,
-            recipient=event.recipient,
+            recipient=notice.recipient,
             thread=thread,
-            message_id=self._message_id(delivery, event.run_id, 0),
+            message_id=self._message_id(delivery, notice.run_id, 0),
             now=self._now(),
         )
-        await self._send(mail, event.recipient, delivery.id)
+        await self._send(mail, notice.recipient, delivery.id)
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply the SMTP server would not take, after every attempt: never hidden, it goes in the log."""

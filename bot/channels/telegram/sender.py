@@ -91,11 +91,11 @@ class TelegramSender:
 
     async def tell(self, delivery: Delivery) -> None:
         """Show the user the one-line notice of a run's event, if it has one."""
-        event = event_notice(delivery)
-        if event is not None:
-            chat_id = int(event.recipient)
+        notice = event_notice(delivery)
+        if notice is not None:
+            chat_id = int(notice.recipient)
             await self._pace.wait(chat_id)
-            await self._send(chat_id, Chunk(event.notice))
+            await self._send(chat_id, Chunk(notice.text))
 
     async def _show(self, decision: Decision) -> None:
         """Answer the tap that decided a question, and turn its buttons into one that says the decision
