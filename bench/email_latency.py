@@ -37,7 +37,8 @@ if importlib.util.find_spec("aiosmtpd") is None:
     raise SystemExit("bench/email_latency.py needs aiosmtpd, a test dependency: .venv/bin/pip install -e '.[test]'")
 
 from bot.app import App  # noqa: E402
-from bot.channels.email import EmailChannel, Pacer  # noqa: E402
+from bot.channels import Pacer  # noqa: E402
+from bot.channels.email import EmailChannel  # noqa: E402
 from bot.channels.email.imap import Mailbox  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from tests.channels.email.harness import email_settings  # noqa: E402

@@ -1,10 +1,12 @@
-"""A phone channel's two senders off the bus: its replies and its events (typing, drafts, buttons)."""
+"""A phone channel's two senders off the bus, its replies and its events (typing, drafts, buttons), and
+the truth told about a reply it could not send."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from bot.bus import Bus, Delivery, Worker, events_topic, outbound_topic
+from bot.bus import Bus, Delivery, OutboundMessage, Worker, events_topic, outbound_topic
+from bot.store import Store
 
 
 class Sends(Protocol):
@@ -43,3 +45,15 @@ def outbox_workers(bus: Bus, channel: str, sender: Sends, *, lease: float, max_a
         name=f"{channel}-events",
     )
     return replies, events
+
+
+async def log_undeliverable(store: Store, delivery: Delivery, error: BaseException, *, how: str) -> None:
+    """A reply the service would not take, after every attempt: never hidden, it goes in the log as
+    "A reply could not be ``how`` RECIPIENT: error" (``how``: "mailed to", "delivered to Telegram chat")."""
+    message = delivery.parse(OutboundMessage)
+    await store.add_interaction(
+        conversation=message.conversation,
+        category="error",
+        summary=f"A reply could not be {how} {message.recipient}: {error}",
+        run_id=None,
+    )

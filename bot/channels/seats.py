@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.channels.conversations import conversation_id
+
 try:
     import fcntl
 except ImportError:  # Windows: no locks to hold, so every chat is the first seat, as before.
@@ -50,7 +52,7 @@ class Seat:
 
 def conversation_of(user: str, number: int) -> str:
     """The conversation of seat ``number``: ``terminal:ann``, then ``terminal:ann:2``, …"""
-    return f"{CHANNEL}:{user}" if number == 1 else f"{CHANNEL}:{user}:{number}"
+    return conversation_id(CHANNEL, user) if number == 1 else conversation_id(CHANNEL, user, number)
 
 
 async def take_seat(store: Path, user: str | None = None) -> Seat:

@@ -20,7 +20,6 @@ from bot.bus import (
     Answer,
     Bus,
     Delivery,
-    Event,
     InboundMessage,
     OutboundMessage,
     Sender,
@@ -28,6 +27,7 @@ from bot.bus import (
     events_topic,
     outbound_topic,
 )
+from bot.channels.notices import event_notice
 from bot.channels.seats import CHANNEL, conversation_of, whoami
 from bot.streaming import Draft, Progress
 
@@ -170,10 +170,10 @@ class TerminalChannel:
 
     async def tell(self, delivery: Delivery) -> None:
         """Print the one-line notice of a run's event (a failure pattern, an escalation), if it has one."""
-        event = delivery.parse(Event)
-        if event.notice:
+        notice = event_notice(delivery)
+        if notice is not None:
             try:
-                self._print("vaultbot (notice)> ", event.notice)
+                self._print("vaultbot (notice)> ", notice.text)
             except OutputClosed:
                 await _hold()
 

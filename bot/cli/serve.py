@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from bot.app import App
 from bot.backup import BackupSchedule, ConflictNotices, GitHistory
 from bot.bus import Worker
+from bot.channels import Channel
 from bot.channels.telegram import TelegramChannel
 from bot.clock import zone_name
 from bot.reminders import Scheduler
@@ -42,9 +43,10 @@ async def serve(
 
     A channel that fails (another instance polling the same Telegram token) stops everything and
     its error propagates. With the review page enabled, it serves at once, and its address (token
-    included) is passed to ``announce`` right after ``tell``'s line that it serves, never logged; ``/review`` in chat answers with a sign-in link. ``tell`` hears what
-    a person starting it should know, a line each: once every channel is ready, the mode and whom each
-    serves as (the Telegram bot), and before that a channel that cannot reach its service yet.
+    included) is passed to ``announce`` right after ``tell``'s line that it serves, never logged; ``/review``
+    in chat answers with a sign-in link. ``tell`` hears what a person starting it should know, a line
+    each: once every channel is ready, the mode and whom each serves as (the Telegram bot), and before
+    that a channel that cannot reach its service yet.
 
     The configuration it runs with is recorded in the store once it serves (every channel ready), for
     the review page to show: a run refused at start (a port in use, a token refused) leaves the
@@ -95,9 +97,7 @@ async def _serve(
         workers.append(BackupSchedule(app.db, app.settings, app.clock))
     if app.settings.vault.git:
         workers.append(GitHistory(app.db, app.notes.root))
-    channels: list[TelegramChannel | EmailChannel] = (
-        [_telegram(app, tell)] if app.settings.telegram.token is not None else []
-    )
+    channels: list[Channel] = [_telegram(app, tell)] if app.settings.telegram.token is not None else []
     if app.settings.email.enabled:
         channels.append(_email(app))
     async with asyncio.TaskGroup() as tasks:
@@ -122,9 +122,7 @@ async def _serve(
         await asyncio.gather(*(channel.stop(left) for channel in channels))
 
 
-async def _when_ready(
-    app: App, channels: list[TelegramChannel | EmailChannel], tell: Callable[[str], None], then: Callable[[], None]
-) -> None:
+async def _when_ready(app: App, channels: list[Channel], tell: Callable[[str], None], then: Callable[[], None]) -> None:
     """Once every channel is ready, one line: the mode and whom each channel serves as; ``then`` right
     after it (the review page's address). A channel that cannot start says so instead, alone."""
     await asyncio.gather(*(channel.ready.wait() for channel in channels))

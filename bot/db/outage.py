@@ -55,12 +55,20 @@ def is_transient(error: BaseException) -> bool:
 
 class Outage:
     """One loop's streak of transient database failures: one warning when it starts, one line when
-    it ends, and a bounded exponential backoff in between (``first`` seconds, doubling to ``most``)."""
+    it ends, and a bounded exponential backoff in between (``first`` seconds, doubling to ``most``).
+    ``what`` names what was unusable in the line that ends it (a channel's store: the bus and the vault)."""
 
     def __init__(
-        self, loop: str, *, first: float = 0.1, most: float = 5.0, clock: Callable[[], float] = time.monotonic
+        self,
+        loop: str,
+        *,
+        what: str = "database",
+        first: float = 0.1,
+        most: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.loop = loop
+        self.what = what
         self.failures = 0
         self._backoff = Backoff(first, most)
         self._clock = clock
@@ -69,13 +77,20 @@ class Outage:
     def failed(self, error: BaseException, doing: str) -> float:
         """Count a failure of ``doing`` (what the loop was doing, with what it means for the user);
         returns how many seconds to wait before trying again."""
-        self.failures += 1
+        delay = self.count()
         if self.failures == 1:
-            self._since = self._clock()
             why = describe(error)
             log.warning("%s: database unavailable while %s (%s); retrying with backoff", self.loop, doing, why)
         else:
             log.debug("%s: database still unavailable while %s (%s)", self.loop, doing, describe(error))
+        return delay
+
+    def count(self) -> float:
+        """Count a failure its loop tells of in its own words (a channel says each time what waits, and
+        where); returns how many seconds to wait before trying again."""
+        self.failures += 1
+        if self.failures == 1:
+            self._since = self._clock()
         return self._backoff.delay(self.failures)
 
     def recovered(self) -> None:
@@ -83,5 +98,5 @@ class Outage:
         if self.failures:
             took = self._clock() - self._since
             # At the warning's level, so whoever saw the outage start (WARNING is the default) sees it end.
-            log.warning("%s: database usable again after %d failure(s) over %.1fs", self.loop, self.failures, took)
+            log.warning("%s: %s usable again after %d failure(s) over %.1fs", self.loop, self.what, self.failures, took)
             self.failures = 0

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.channels.telegram import Pacer, TelegramChannel
+from bot.channels import Pacer
+from bot.channels.telegram import TelegramChannel
 from tests.channels.telegram_harness import RunVaultbot, Serve, Served
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import subprocess_env

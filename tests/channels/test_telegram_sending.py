@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from bot.channels.telegram import Pacer
+from bot.channels import Pacer
 from bot.channels.telegram.render import render
 from tests.channels.telegram_harness import Serve
 from tests.fakes import telegram_server as tg

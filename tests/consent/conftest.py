@@ -17,7 +17,8 @@ import pytest
 
 from bot.app import App
 from bot.bus import INBOUND
-from bot.channels.telegram import Pacer, TelegramChannel
+from bot.channels import Pacer
+from bot.channels.telegram import TelegramChannel
 from tests.channels.conftest import vaultbot_run  # noqa: F401 (the `vaultbot run` fixture, shared)
 from tests.consent.obedient import obedient
 from tests.fakes import telegram_server as tg

@@ -11,6 +11,5 @@ puts a mail (or an answer to a question) on the bus, ``ledger`` records each mai
 from bot.channels.email.channel import EmailChannel
 from bot.channels.email.probe import Probe, probe
 from bot.channels.email.receiver import CHANNEL
-from bot.channels.email.sender import Pacer
 
-__all__ = ["CHANNEL", "EmailChannel", "Pacer", "Probe", "probe"]
+__all__ = ["CHANNEL", "EmailChannel", "Probe", "probe"]

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 import authres
 
+from bot.channels.access import Decision
 from bot.channels.email.headers import Headers
 
-Decision = Literal["serve", "refuse", "ignore"]
 BOUNCE_SENDERS = re.compile(r"^(mailer-daemon|postmaster|mail-daemon|no-?reply|bounces?)([+-].*)?@", re.IGNORECASE)
 
 

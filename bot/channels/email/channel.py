@@ -9,9 +9,7 @@ unreachable, is reconnected with the shared backoff; mail that came meanwhile is
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import sqlite3
 import time
 
 from bot.backoff import Backoff, describe
@@ -23,20 +21,19 @@ from bot.channels.email.imap import ImapError, Mailbox
 from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import Mail
 from bot.channels.email.receiver import CHANNEL, EmailReceiver, mail_key
-from bot.channels.email.sender import EmailSender, Pacer, Smtp
+from bot.channels.email.sender import EmailSender, Smtp
+from bot.channels.lifecycle import Lifecycle
 from bot.channels.outbox import outbox_workers
+from bot.channels.pacing import Pacer
+from bot.channels.storing import STORE_ERRORS, StoreOutage
 from bot.db import Database
 from bot.settings import EmailSettings
 from bot.store import Store
-from vault import Vault, VaultError
+from vault import Vault
 
 log = logging.getLogger(__name__)
 
-# What taking a mail can fail with for a while (a full disk, a database locked past its busy timeout):
-# the mail stays unseen and is taken again after a pause.
-STORE_ERRORS = (sqlite3.Error, OSError, VaultError)
 RECONNECT = Backoff(first=1.0, most=60.0)
-STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 # Seconds between looks at a mailbox whose server lacks IDLE.
 POLL_SECONDS = 60.0
 # Unseen mails taken per look at the mailbox (a command line of thousands of UIDs is past some servers'
@@ -46,7 +43,7 @@ BATCH = 100
 MAX_MAIL_BYTES = 25 * 1024 * 1024
 
 
-class EmailChannel:
+class EmailChannel(Lifecycle):
     """Serves the configured mailbox until :meth:`stop`. ``ready`` is set once the mailbox is first
     read (logged in, the folder selected), and ``serving_as`` then says it."""
 
@@ -68,6 +65,7 @@ class EmailChannel:
     ) -> None:
         if not settings.enabled or settings.address is None:
             raise ValueError("the e-mail channel needs VAULTBOT_EMAIL__IMAP_HOST and the settings that go with it")
+        super().__init__()
         self._settings = settings
         self._poll = poll_interval
         self._reconnect = reconnect
@@ -94,39 +92,15 @@ class EmailChannel:
         self.outbox_worker, self.events_worker = outbox_workers(
             bus, CHANNEL, sender, lease=lease, max_attempts=max_attempts
         )
-        self.ready = asyncio.Event()
-        self.serving_as = ""
-        self._stopping = asyncio.Event()  # stop receiving
-        self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
-        self._grace = 0.0
-        self._store_failures = 0
+        # A mail that cannot be stored stays unseen and is taken again after a pause.
+        self._storing = StoreOutage(CHANNEL, self._pause)
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`."""
-        senders = (self.outbox_worker, self.events_worker)
-        async with asyncio.TaskGroup() as tasks:
-            for sender in senders:
-                tasks.create_task(sender.run())
-            try:
-                await self._receive()
-                # Receiving has stopped; replies keep going out until stop() says how long is left.
-                await self._closing.wait()
-                await asyncio.gather(*(sender.drain(self._grace) for sender in senders))
-            finally:
-                for sender in senders:
-                    await sender.stop()
-                await self._smtp.close()
-
-    def stop_receiving(self) -> None:
-        """Stop reading the mailbox; replies go on being sent until :meth:`stop`."""
-        self._stopping.set()
-
-    async def stop(self, grace: float = 10.0) -> None:
-        """Stop receiving, send what the outbox holds for up to ``grace`` seconds, then stop; what is
-        left is released and sent on the next start. :meth:`run` returns when this is done."""
-        self._grace = grace
-        self._stopping.set()
-        self._closing.set()
+        try:
+            await self.serve((self.outbox_worker, self.events_worker), self._receive)
+        finally:
+            await self._smtp.close()
 
     async def _receive(self) -> None:
         settings = self._settings
@@ -196,17 +170,9 @@ class EmailChannel:
             else:
                 outcome = await self.receiver.take(headers, key, lambda: self._read(mailbox, uid), where)
         except STORE_ERRORS as exc:
-            self._store_failures += 1
-            delay = STORE_BACKOFF.delay(self._store_failures)
-            log.warning(
-                "email: could not store mail %s (%s); it stays unseen in the mailbox, trying again in %.1fs",
-                uid,
-                describe(exc),
-                delay,
-            )
-            await self._pause(delay)
+            await self._storing.failed(f"mail {uid}", exc, "it stays unseen in the mailbox")
             return False
-        self._store_failures = 0
+        self._storing.stored()
         await mailbox.mark_seen(uid)
         log.info("email: mail %s from %s: %s", uid, headers.sender or "no single sender", outcome)
         return True
@@ -221,7 +187,3 @@ class EmailChannel:
             return await read_bounded(raw, self._limits)
         finally:
             log.info("email: read mail %s (%d bytes) in %.1f ms", uid, len(raw), (time.perf_counter() - started) * 1000)
-
-    async def _pause(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)

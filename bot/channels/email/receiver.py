@@ -13,7 +13,6 @@ It never calls the model, and it answers no one: a refused or automatic mail get
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import mimetypes
@@ -29,26 +28,26 @@ from bot.bus import (
     Bus,
     Document,
     InboundMessage,
-    OutboundMessage,
     Sender,
     UntrustedPart,
-    outbound_topic,
 )
+from bot.channels.attachments import readable_document, save_attachment, saved_line
+from bot.channels.conversations import conversation_id
 from bot.channels.email.access import Access
 from bot.channels.email.bounded import Unreadable
 from bot.channels.email.headers import Headers
 from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import File, Forwarded, Mail
+from bot.channels.notices import tell
 from bot.consent import Questions
 from bot.db import Database
 from bot.images import is_image_path
 from bot.store import Store, Strangers
-from vault import Vault, is_document
+from vault import Vault
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "email"
-ATTACHMENTS = "Attachments"
 # The reply and subject prefixes mail clients put before a subject, in a few languages.
 PREFIXES = re.compile(r"^\s*((re|aw|sv|antw|vs|wg|fwd?|tr|rv|odp|res)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 # The first word of a reply to a question for consent that answers it (bot.channels.email.sender).
@@ -70,12 +69,12 @@ class Saved:
     @property
     def lines(self) -> list[str]:
         """The lines that tell the model where each file is kept."""
-        lines = [f"[Photo saved in the vault: ![[{path}]]]" for path in self.images]
+        lines = [saved_line("Photo", path) for path in self.images]
         if self.document is not None:
-            lines.append(f"[Document saved in the vault: ![[{self.document}]]]")
+            lines.append(saved_line("Document", self.document))
         if self.recording is not None:
-            lines.append(f"[Audio file saved in the vault: ![[{self.recording}]]]")
-        lines += [f"[File saved in the vault: ![[{path}]] (vault_read reads a document)]" for path in self.others]
+            lines.append(saved_line("Audio file", self.recording))
+        lines += [saved_line("File", path, " (vault_read reads a document)") for path in self.others]
         return lines
 
 
@@ -173,26 +172,24 @@ class EmailReceiver:
         ``logged``, once."""
         assert headers.sender is not None
         conversation = conversation_of(headers.sender)
-        notice = OutboundMessage(
-            channel=CHANNEL,
-            conversation=conversation,
-            recipient=headers.sender,
-            text=f"Your mail “{headers.subject or '(no subject)'}” did not reach me: {why}",
-            in_reply_to=inbound_id(key),
-            kind="notice",
-        )
         async with self._db.transaction():
             if await self._ledger.record(
                 key,
                 outcome,
                 conversation,
-                inbound_id=notice.in_reply_to,
+                inbound_id=inbound_id(key),
                 message_id=headers.message_id,
                 references=headers.references,
                 subject=headers.subject,
             ):
-                await self._bus.publish(
-                    outbound_topic(CHANNEL), notice, conversation=conversation, dedupe_key=f"{key}:{outcome}"
+                await tell(
+                    self._bus,
+                    channel=CHANNEL,
+                    conversation=conversation,
+                    recipient=headers.sender,
+                    text=f"Your mail “{headers.subject or '(no subject)'}” did not reach me: {why}",
+                    dedupe_key=f"{key}:{outcome}",
+                    in_reply_to=inbound_id(key),
                 )
                 await self._store.add_interaction(
                     conversation=conversation,
@@ -224,10 +221,10 @@ class EmailReceiver:
         recordings: list[str] = []
         others: list[str] = []
         for file in files:
-            path = await asyncio.to_thread(self._notes.save_attachment, ATTACHMENTS, _named(file), file.data)
+            path = await save_attachment(self._notes, _named(file), file.data)
             if is_image_path(path):
                 images.append(path)
-            elif is_document(path) or path.lower().endswith(".md"):
+            elif readable_document(path):
                 documents.append(path)
             elif file.content_type.startswith("audio/"):
                 recordings.append(path)
@@ -349,7 +346,7 @@ def mail_key(message_id: str | None, mailbox: str, uidvalidity: int, uid: int) -
 
 def conversation_of(address: str) -> str:
     """One conversation per sender address."""
-    return f"{CHANNEL}:{address}"
+    return conversation_id(CHANNEL, address)
 
 
 def _named(file: File) -> str:

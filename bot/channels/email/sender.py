@@ -5,8 +5,8 @@ before the message is acked, so a retry does not send it again. Only a crash in 
 server's acceptance and that record sends it twice, and then with the same ``Message-ID`` (fixed per
 outbox message, so per inbound message and sequence), which mail clients show once.
 
-Replies to one address are paced (:class:`Pacer`): at most 30 a minute. More wait in the outbox, none
-is dropped, and a loop that slipped past every other guard costs little.
+Replies to one address are paced (:class:`bot.channels.pacing.Pacer`): at most 30 a minute. More wait in
+the outbox, none is dropped, and a loop that slipped past every other guard costs little.
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ import asyncio
 import logging
 import re
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import UTC, datetime
 from email.message import EmailMessage
 
 import aiosmtplib
 
-from bot.bus import Bus, Delivery, Event, Fatal, OutboundMessage
+from bot.bus import Bus, Delivery, Fatal, OutboundMessage
 from bot.channels.email.compose import reply_mail
 from bot.channels.email.ledger import Ledger
+from bot.channels.notices import event_notice
+from bot.channels.outbox import log_undeliverable
+from bot.channels.pacing import Pacer
 from bot.settings import EmailSettings
 from bot.store import Store
 
@@ -40,30 +41,6 @@ SMTP_TIMEOUT = 30.0
 # Seconds a connection to the SMTP server is kept without a mail to send (servers close idle ones after a
 # minute or more).
 REUSE_SECONDS = 30.0
-
-
-@dataclass
-class Pacer:
-    """At most ``most`` mails to one address in any ``per`` seconds; the next waits until the oldest
-    of them is ``per`` seconds old. ``clock`` and ``sleep`` are the real ones unless a test gives its own."""
-
-    most: int = 30
-    per: float = 60.0
-    clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    _sent: dict[str, deque[float]] = field(default_factory=dict)
-
-    async def wait(self, address: str) -> None:
-        """Return when one more mail to ``address`` keeps within the pace (and count it as sent)."""
-        sent = self._sent.setdefault(address, deque())
-        while True:
-            now = self.clock()
-            while sent and now - sent[0] >= self.per:
-                sent.popleft()
-            if len(sent) < self.most:
-                break
-            await self.sleep(sent[0] + self.per - now)
-        sent.append(self.clock())
 
 
 class Smtp:
@@ -189,29 +166,23 @@ class EmailSender:
 
     async def tell(self, delivery: Delivery) -> None:
         """Mail the user the one-line notice of a run's event, if it has one, in the conversation's thread."""
-        event = delivery.parse(Event)
-        if not event.notice or await self._bus.progress(delivery.id):
+        notice = event_notice(delivery)
+        if notice is None or await self._bus.progress(delivery.id):
             return
-        thread = await self._ledger.thread(None, event.conversation)
+        thread = await self._ledger.thread(None, notice.conversation)
         mail = reply_mail(
-            event.notice,
+            notice.text,
             sender=self._address,
-            recipient=event.recipient,
+            recipient=notice.recipient,
             thread=thread,
-            message_id=self._message_id(delivery, event.run_id, 0),
+            message_id=self._message_id(delivery, notice.run_id, 0),
             now=self._now(),
         )
-        await self._send(mail, event.recipient, delivery.id)
+        await self._send(mail, notice.recipient, delivery.id)
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply the SMTP server would not take, after every attempt: never hidden, it goes in the log."""
-        message = delivery.parse(OutboundMessage)
-        await self._store.add_interaction(
-            conversation=message.conversation,
-            category="error",
-            summary=f"A reply could not be mailed to {message.recipient}: {error}",
-            run_id=None,
-        )
+        await log_undeliverable(self._store, delivery, error, how="mailed to")
 
     async def _send(self, mail: EmailMessage, recipient: str, delivery_id: int) -> None:
         await self._pace.wait(recipient)

@@ -10,6 +10,5 @@ one line why it cannot), and ``webhook`` is the optional webhook server.
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.errors import TelegramConflict, TelegramRefused, TelegramUnreachable
 from bot.channels.telegram.identity import introduce
-from bot.channels.telegram.sender import Pacer
 
-__all__ = ["Pacer", "TelegramChannel", "TelegramConflict", "TelegramRefused", "TelegramUnreachable", "introduce"]
+__all__ = ["TelegramChannel", "TelegramConflict", "TelegramRefused", "TelegramUnreachable", "introduce"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.channels.access import Decision
 from bot.channels.telegram.updates import Incoming
 
 REFUSAL = "Sorry, this is a private assistant."
@@ -17,7 +18,7 @@ class Access:
     allowed_users: set[int]
     allow_groups: bool = False
 
-    def decide(self, incoming: Incoming) -> str:
+    def decide(self, incoming: Incoming) -> Decision:
         """``serve``, ``ignore`` (not for us: a group message not addressed to the bot), or ``refuse``."""
         if incoming.chat_type != "private":
             if not self.allow_groups or not incoming.addressed_to_bot:

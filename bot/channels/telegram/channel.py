@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,20 +30,23 @@ from telegram.request import HTTPXRequest
 
 from bot.backoff import Backoff
 from bot.bus import Bus
+from bot.channels.lifecycle import Lifecycle
 from bot.channels.outbox import outbox_workers
+from bot.channels.pacing import Pacer
+from bot.channels.storing import STORE_ERRORS, StoreOutage
 from bot.channels.telegram.access import Access
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import TelegramConflict, TelegramUnreachable, retry_after_seconds
 from bot.channels.telegram.identity import introduce
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.receiver import CHANNEL, TelegramReceiver
-from bot.channels.telegram.sender import Pacer, TelegramSender
+from bot.channels.telegram.sender import TelegramSender
 from bot.channels.telegram.webhook import WebhookServer
 from bot.menu import COMMANDS
 from bot.settings import TelegramSettings
 from bot.store import Store
 from bot.streaming import Progress
-from vault import Vault, VaultError
+from vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -53,19 +55,18 @@ log = logging.getLogger(__name__)
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
-# What storing an update can fail with for a while (a full disk, a database locked past its busy
-# timeout, Telegram unreachable while fetching a file): the update is left for Telegram to redeliver.
-STORE_ERRORS = (sqlite3.Error, OSError, TelegramError, VaultError)
-# Waits between getUpdates calls that failed in a row, and between tries at storing an update.
+# What storing an update can fail with for a while (bot.channels.storing, and Telegram unreachable while
+# fetching a file): the update is left for Telegram to redeliver.
+UPDATE_ERRORS = (*STORE_ERRORS, TelegramError)
+# Waits between getUpdates calls that failed in a row.
 POLL_BACKOFF = Backoff(first=2.0, most=60.0)
-STORE_BACKOFF = Backoff(first=1.0, most=60.0)
 # Seconds of polling after which a conflict means another process is starting on this token rather
 # than that one was polling before this one: well past Telegram's 3 s between two conflicts, so a
 # newcomer hears its conflict while it is still starting even on a slow machine.
 SETTLED = 10.0
 
 
-class TelegramChannel:
+class TelegramChannel(Lifecycle):
     """Serves one bot token until :meth:`stop`; shows the replies on ``progress`` as they are written
     when ``settings.draft_interval`` is above 0. With ``review_app`` (the review page's Mini App
     address), each allowlisted user's chat gets a "Review" menu button that opens it. ``tell`` hears
@@ -91,6 +92,7 @@ class TelegramChannel:
     ) -> None:
         if settings.token is None:
             raise ValueError("the Telegram channel needs a token")
+        super().__init__()
         self.bot: Bot = ExtBot(
             settings.token.get_secret_value(),
             base_url=settings.base_url,
@@ -103,8 +105,6 @@ class TelegramChannel:
         self._review_app = review_app
         self._tell = tell or (lambda line: None)
         self._settled = settled
-        self.ready = asyncio.Event()
-        self.serving_as = ""
         self._typing = Typing(self.bot, bus, interval=typing_interval)
         self.receiver = TelegramReceiver(
             self.bot,
@@ -141,9 +141,6 @@ class TelegramChannel:
             else None
         )
         self._poll_timeout = poll_timeout
-        self._stopping = asyncio.Event()  # stop receiving
-        self._closing = asyncio.Event()  # stop sending, once the outbox is drained or ``_grace`` is up
-        self._grace = 0.0
         self.outbox_worker, self.events_worker = outbox_workers(
             bus, CHANNEL, sender, lease=lease, max_attempts=max_attempts
         )
@@ -152,7 +149,6 @@ class TelegramChannel:
         """Receive and send until :meth:`stop`. Raises :class:`TelegramRefused` when Telegram refuses
         the token or the address (Telegram unreachable at start is tried again with backoff), and
         :class:`TelegramConflict` when another process was polling the token first."""
-        senders = (self.outbox_worker, self.events_worker)
         try:
             if not await self._introduce():
                 return  # stopped before Telegram answered
@@ -165,28 +161,23 @@ class TelegramChannel:
         async with self.bot, self._draft_bot or contextlib.nullcontext():
             await self.bot.set_my_commands([BotCommand(name, about) for name, about in COMMANDS])
             await self._set_menu_buttons()
-            async with asyncio.TaskGroup() as tasks:
-                for sender in senders:
-                    tasks.create_task(sender.run())
-                drafting = tasks.create_task(self.drafts.run()) if self.drafts is not None else None
-                try:
-                    if self.webhook is not None:
-                        await self._serve_webhook(self.webhook)
-                    else:
-                        await self.bot.delete_webhook()
-                        log.info("telegram: polling as @%s", self.bot.username)
-                        self.ready.set()
-                        await self._poll()
-                    # Receiving has stopped; replies keep going out until stop() says how long is left.
-                    await self._closing.wait()
-                    await asyncio.gather(*(sender.drain(self._grace) for sender in senders))
-                finally:
-                    for sender in senders:
-                        await sender.stop()
-                    if drafting is not None:
-                        drafting.cancel()
-                        await asyncio.gather(drafting, return_exceptions=True)
-                    await self._typing.close()
+            try:
+                await self.serve(
+                    (self.outbox_worker, self.events_worker),
+                    self._receive,
+                    beside=[self.drafts.run] if self.drafts is not None else [],
+                )
+            finally:
+                await self._typing.close()
+
+    async def _receive(self) -> None:
+        if self.webhook is not None:
+            await self._serve_webhook(self.webhook)
+        else:
+            await self.bot.delete_webhook()
+            log.info("telegram: polling as @%s", self.bot.username)
+            self.ready.set()
+            await self._poll()
 
     async def _introduce(self) -> bool:
         """Ask Telegram who the bot is, again with backoff while it cannot be reached (at boot the
@@ -239,21 +230,10 @@ class TelegramChannel:
             stop.set()
             await serving
 
-    def stop_receiving(self) -> None:
-        """Stop polling (or close the webhook); replies go on being sent until :meth:`stop`."""
-        self._stopping.set()
-
-    async def stop(self, grace: float = 10.0) -> None:
-        """Stop receiving, send what the outbox holds for up to ``grace`` seconds, then stop;
-        what is left is released and sent on the next start. :meth:`run` returns when this is done."""
-        self._grace = grace
-        self._stopping.set()
-        self._closing.set()
-
     async def _poll(self) -> None:
         offset: int | None = None
         failures = 0
-        store_failures = 0
+        storing = StoreOutage("telegram", self._pause)
         loop = asyncio.get_running_loop()
         began = loop.time()
         conflicts = 0
@@ -291,21 +271,12 @@ class TelegramChannel:
                     break
                 try:
                     await self.receiver.receive_raw(data)
-                except STORE_ERRORS as exc:
+                except UPDATE_ERRORS as exc:
                     # Not confirmed: the next getUpdates asks from this update on, so Telegram
                     # delivers it again; the ones before it are stored and get confirmed.
-                    store_failures += 1
-                    delay = STORE_BACKOFF.delay(store_failures)
-                    log.warning(
-                        "telegram: could not store update %s (%s: %s); Telegram keeps it, retrying in %.0fs",
-                        data["update_id"],
-                        type(exc).__name__,
-                        exc,
-                        delay,
-                    )
-                    await self._pause(delay)
+                    await storing.failed(f"update {data['update_id']}", exc, "Telegram keeps it")
                     break
-                store_failures = 0
+                storing.stored()
                 # Confirmed to Telegram only by the next getUpdates, after this one is on the bus.
                 offset = int(data["update_id"]) + 1
 
@@ -330,7 +301,3 @@ class TelegramChannel:
         stopping.cancel()
         result = getting.result()
         return [u for u in result if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
-
-    async def _pause(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)

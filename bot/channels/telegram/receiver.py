@@ -11,7 +11,6 @@ stranger at most once an hour, however many messages they send (:class:`bot.stor
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from typing import Any
@@ -27,16 +26,17 @@ from bot.bus import (
     Bus,
     Document,
     InboundMessage,
-    OutboundMessage,
     Sender,
     UntrustedPart,
-    outbound_topic,
 )
+from bot.channels.attachments import readable_document, save_attachment, saved_line
+from bot.channels.conversations import conversation_id
+from bot.channels.notices import tell
 from bot.channels.telegram.access import REFUSAL, Access
 from bot.channels.telegram.indicator import Typing
 from bot.channels.telegram.updates import MAX_DOWNLOAD_BYTES, Incoming, Tap, read_tap, read_update
 from bot.store import Store, Strangers
-from vault import ATTACHMENTS, Vault, is_document
+from vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class TelegramReceiver:
             with contextlib.suppress(TelegramError):
                 await self._bot.answer_callback_query(tap.query_id, REFUSAL)
             return
-        conversation = f"{CHANNEL}:{tap.chat_id}"
+        conversation = conversation_id(CHANNEL, tap.chat_id)
         message = InboundMessage(
             channel=CHANNEL,
             conversation=conversation,
@@ -189,21 +189,16 @@ class TelegramReceiver:
                 return None
             await self._tell(incoming, f"I could not fetch that {attachment.kind} from Telegram ({exc}).", "no-file")
             return None
-        return await asyncio.to_thread(self._notes.save_attachment, ATTACHMENTS, attachment.name, data)
+        return await save_attachment(self._notes, attachment.name, data)
 
     async def _tell(self, incoming: Incoming, text: str, key: str) -> None:
         """Answer from the channel itself, through the outbox, once per update."""
-        message = OutboundMessage(
+        await tell(
+            self._bus,
             channel=CHANNEL,
             conversation=conversation_of(incoming),
             recipient=str(incoming.chat_id),
             text=text,
-            kind="notice",
-        )
-        await self._bus.publish(
-            outbound_topic(CHANNEL),
-            message,
-            conversation=message.conversation,
             dedupe_key=f"tg:{incoming.update_id}:{key}",
         )
 
@@ -218,7 +213,7 @@ def compose_text(incoming: Incoming, attachment_path: str | None) -> str:
         parts.append(f"[Replying to: “{_cut(incoming.quoted)}”]")
     if attachment_path is not None and incoming.attachment is not None:
         what = incoming.attachment.kind.replace("_", " ").capitalize()
-        parts.append(f"[{what} saved in the vault: ![[{attachment_path}]]]")
+        parts.append(saved_line(what, attachment_path))
     if incoming.text and not incoming.forwarded_from:
         parts.append(incoming.text)
     return "\n".join(parts)
@@ -253,7 +248,7 @@ def document_of(incoming: Incoming, attachment_path: str | None) -> Document | N
     attachment = incoming.attachment
     if attachment is None or attachment_path is None or attachment.kind != "document":
         return None
-    return Document(path=attachment_path) if is_document(attachment_path) or attachment_path.endswith(".md") else None
+    return Document(path=attachment_path) if readable_document(attachment_path) else None
 
 
 def attachments_of(incoming: Incoming, attachment_path: str | None) -> list[Attachment]:
@@ -273,4 +268,4 @@ def images_of(incoming: Incoming, attachment_path: str | None) -> list[str]:
 
 def conversation_of(incoming: Incoming) -> str:
     """The bus conversation of a Telegram chat."""
-    return f"{CHANNEL}:{incoming.chat_id}"
+    return conversation_id(CHANNEL, incoming.chat_id)

@@ -6,12 +6,8 @@ resumes after the last recorded chunk.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 
 from telegram import (
     Bot,
@@ -24,7 +20,10 @@ from telegram import (
 )
 from telegram.error import BadRequest, Forbidden, RetryAfter
 
-from bot.bus import Bus, Button, Decision, Delivery, Event, Fatal, OutboundMessage, Retry
+from bot.bus import Bus, Button, Decision, Delivery, Fatal, OutboundMessage, Retry
+from bot.channels.notices import event_notice
+from bot.channels.outbox import log_undeliverable
+from bot.channels.pacing import Pacer
 from bot.channels.telegram.drafts import Drafts
 from bot.channels.telegram.errors import formatting_refused, retry_after_seconds
 from bot.channels.telegram.indicator import Typing
@@ -88,21 +87,15 @@ class TelegramSender:
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply Telegram would not take, after every attempt: never hidden, it goes in the log."""
-        message = delivery.parse(OutboundMessage)
-        await self._store.add_interaction(
-            conversation=message.conversation,
-            category="error",
-            summary=f"A reply could not be delivered to Telegram chat {message.recipient}: {error}",
-            run_id=None,
-        )
+        await log_undeliverable(self._store, delivery, error, how="delivered to Telegram chat")
 
     async def tell(self, delivery: Delivery) -> None:
         """Show the user the one-line notice of a run's event, if it has one."""
-        event = delivery.parse(Event)
-        if event.notice:
-            chat_id = int(event.recipient)
+        notice = event_notice(delivery)
+        if notice is not None:
+            chat_id = int(notice.recipient)
             await self._pace.wait(chat_id)
-            await self._send(chat_id, Chunk(event.notice))
+            await self._send(chat_id, Chunk(notice.text))
 
     async def _show(self, decision: Decision) -> None:
         """Answer the tap that decided a question, and turn its buttons into one that says the decision
@@ -142,25 +135,6 @@ class TelegramSender:
             return await self._bot.send_message(chat_id, chunk.text, reply_markup=markup, link_preview_options=links)
         except Forbidden as exc:
             raise Fatal(f"Telegram will not deliver to chat {chat_id}: {exc}") from exc
-
-
-@dataclass
-class Pacer:
-    """At most one message per ``seconds`` to each chat. Telegram allows about one a second to one chat;
-    keeping under it beats collecting 429s. ``clock`` and ``sleep`` are the real ones unless a test
-    gives its own, so the pacing itself can be checked apart from the machine's speed."""
-
-    seconds: float
-    clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    _last: dict[int, float] = field(default_factory=dict)
-
-    async def wait(self, chat_id: int) -> None:
-        """Return once ``seconds`` have passed since the last message to ``chat_id`` was started."""
-        wait = self._last.get(chat_id, -self.seconds) + self.seconds - self.clock()
-        if wait > 0:
-            await self.sleep(wait)
-        self._last[chat_id] = self.clock()
 
 
 def _keyboard(button: Button | None, question: str | None) -> InlineKeyboardMarkup | None:

@@ -11,7 +11,8 @@ import pytest
 
 from bot.app import App
 from bot.backoff import Backoff
-from bot.channels.email import EmailChannel, Pacer
+from bot.channels import Pacer
+from bot.channels.email import EmailChannel
 from tests.channels.email.harness import Serve, Served, email_settings
 from tests.fakes.dovecot import Dovecot
 from tests.fakes.smtp_server import RecordingSmtp

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from bot.channels.email import Pacer
+from bot.channels import Pacer
 from tests.channels.email.harness import Serve, wait_for
 from tests.channels.email.mails import ANN, mail, passing
 from tests.channels.telegram_harness import echo

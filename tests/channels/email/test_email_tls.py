@@ -13,7 +13,8 @@ import trustme
 
 from bot.app import App
 from bot.backoff import Backoff
-from bot.channels.email import EmailChannel, Pacer, probe
+from bot.channels import Pacer
+from bot.channels.email import EmailChannel, probe
 from bot.settings import EmailSettings
 from tests.channels.email.harness import email_settings
 from tests.channels.email.mails import ANN, mail
