@@ -15,7 +15,10 @@ def brought(message: InboundMessage) -> ChangeSet:
         paths.append(message.audio.path)
     if message.document is not None:
         paths.append(message.document.path)
-    other = message.meta.get("attachment")  # a channel's one saved file, of any type
+    other = message.meta.get("attachment")  # Telegram's one saved file, of any type
     if isinstance(other, str):
         paths.append(other)
+    every = message.meta.get("attachments")  # every file a mail brought: the second document, a zip...
+    if isinstance(every, list):
+        paths.extend(path for path in every if isinstance(path, str))
     return ChangeSet([Change("attachment", path, None, None) for path in dict.fromkeys(paths)])

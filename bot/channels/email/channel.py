@@ -4,6 +4,9 @@ Receiving keeps one IMAP session on the mailbox: it takes every unseen mail (fet
 it seen, stored on the bus or refused, then flagged ``\\Seen``), then waits for the server to say new
 mail came (IDLE), or polls where the server lacks IDLE. A lost connection, a server restarted or
 unreachable, is reconnected with the shared backoff; mail that came meanwhile is unseen and taken then.
+A set-up that cannot work (a refused login, a TLS mismatch, nothing listening, at the IMAP or the SMTP
+server) found at the first start stops it with :class:`~bot.channels.email.setup.EmailRefused`; once it
+has served, it is retried.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ import contextlib
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
+
+import aiosmtplib
 
 from bot.backoff import Backoff, describe
 from bot.bus import Bus
@@ -24,6 +30,7 @@ from bot.channels.email.ledger import Ledger
 from bot.channels.email.reading import Mail
 from bot.channels.email.receiver import CHANNEL, EmailReceiver, mail_key
 from bot.channels.email.sender import EmailSender, Pacer, Smtp
+from bot.channels.email.setup import EmailRefused, imap_refusal, smtp_refusal
 from bot.channels.outbox import outbox_workers
 from bot.db import Database
 from bot.settings import EmailSettings
@@ -65,6 +72,7 @@ class EmailChannel:
         limits: Limits = LIMITS,
         max_attempts: int = 10,
         lease: float = 30.0,
+        tell: Callable[[str], None] = lambda line: None,
     ) -> None:
         if not settings.enabled or settings.address is None:
             raise ValueError("the e-mail channel needs VAULTBOT_EMAIL__IMAP_HOST and the settings that go with it")
@@ -73,6 +81,7 @@ class EmailChannel:
         self._reconnect = reconnect
         self._max_bytes = max_mail_bytes
         self._limits = limits
+        self._tell = tell
         ledger = Ledger(db)
         self.receiver = EmailReceiver(
             access=Access(
@@ -102,7 +111,9 @@ class EmailChannel:
         self._store_failures = 0
 
     async def run(self) -> None:
-        """Receive and send until :meth:`stop`."""
+        """Receive and send until :meth:`stop`. Raises :class:`EmailRefused` when the first logins (IMAP,
+        then SMTP) find the settings cannot work; the IMAP server unreachable for now is tried again with
+        backoff, and ``tell`` hears it."""
         senders = (self.outbox_worker, self.events_worker)
         async with asyncio.TaskGroup() as tasks:
             for sender in senders:
@@ -136,23 +147,16 @@ class EmailChannel:
                 mailbox = await Mailbox.open(settings)
             except (ImapError, OSError, TimeoutError) as exc:
                 failures += 1
-                delay = self._reconnect.delay(failures)
-                log.warning(
-                    "email: cannot read %s at %s:%s (%s); trying again in %.1fs",
-                    settings.mailbox,
-                    settings.imap_host,
-                    settings.imap_port,
-                    describe(exc),
-                    delay,
-                )
-                await self._pause(delay)
+                await self._pause(self._cannot_open(exc, failures))
                 continue
             how = "IDLE" if mailbox.idles else f"polling every {self._poll:g}s"
             log.info("email: reading %s at %s (%s)", settings.mailbox, settings.imap_host, how)
-            senders = ", ".join(settings.allowed_senders)
-            self.serving_as = f"e-mail as {settings.address} ({settings.mailbox}, {how}) for {senders}"
-            self.ready.set()
             try:
+                if not self.ready.is_set():
+                    await self._log_in_smtp()
+                senders = ", ".join(settings.allowed_senders)
+                self.serving_as = f"e-mail as {settings.address} ({settings.mailbox}, {how}) for {senders}"
+                self.ready.set()
                 while not self._stopping.is_set():
                     await self._take_new(mailbox)
                     # A session that served counts as a success: one that fails at once again and again
@@ -167,6 +171,35 @@ class EmailChannel:
                 await self._pause(delay)
             finally:
                 await mailbox.close()
+
+    def _cannot_open(self, error: BaseException, failures: int) -> float:
+        """The seconds to wait before trying again; :class:`EmailRefused` when the channel never served and
+        ``error`` says its settings cannot work."""
+        settings = self._settings
+        refusal = imap_refusal(error, settings)
+        if refusal is not None and not self.ready.is_set():
+            raise EmailRefused(refusal) from None
+        delay = self._reconnect.delay(failures)
+        where = f"{settings.imap_host}:{settings.imap_port}"
+        said = f"cannot read {settings.mailbox} at {where} ({refusal or describe(error)})"
+        log.warning("email: %s; trying again in %.1fs", said, delay)
+        if not self.ready.is_set():
+            self._tell(f"e-mail: {said}; trying again in {delay:.0f} s")
+        return delay
+
+    async def _log_in_smtp(self) -> None:
+        """Log in to the SMTP server at the first start: :class:`EmailRefused` when the settings cannot
+        work; a server unreachable for now is said, and replies wait in the outbox until it answers."""
+        settings = self._settings
+        try:
+            await self._smtp.log_in()
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            refusal = smtp_refusal(exc, settings)
+            if refusal is not None:
+                raise EmailRefused(refusal) from None
+            said = f"cannot reach the SMTP server at {settings.smtp_host}:{settings.smtp_port} ({describe(exc)})"
+            log.warning("email: %s; replies wait in the outbox", said)
+            self._tell(f"e-mail: {said}; replies wait in the outbox until it answers")
 
     async def _take_new(self, mailbox: Mailbox) -> None:
         """Take every unseen mail, until a look finds none."""
