@@ -23,7 +23,7 @@ import aiosmtplib
 from bot.backoff import Backoff, describe
 from bot.bus import Bus
 from bot.channels.email.access import Access
-from bot.channels.email.bounded import LIMITS, Limits, Unreadable, read_bounded
+from bot.channels.email.bounded import LIMITS, Limits, Reader, Unreadable
 from bot.channels.email.headers import MAX_HEADER_BYTES, read_headers
 from bot.channels.email.imap import ImapError, Mailbox
 from bot.channels.email.ledger import Ledger
@@ -51,6 +51,10 @@ POLL_SECONDS = 60.0
 BATCH = 100
 # Mail larger than this is read from its header alone, and an allowed sender is told it is too big.
 MAX_MAIL_BYTES = 25 * 1024 * 1024
+# Mail up to this size is fetched whole in one command (its header read from those bytes, the rest parsed
+# only if its sender is served); larger mail's header comes first, and its body only for a served sender.
+# So a stranger's mail costs at most this much transfer and memory, never parsing.
+WHOLE_FETCH_BYTES = 256 * 1024
 
 
 class EmailChannel:
@@ -80,7 +84,7 @@ class EmailChannel:
         self._poll = poll_interval
         self._reconnect = reconnect
         self._max_bytes = max_mail_bytes
-        self._limits = limits
+        self._reader = Reader(limits)
         self._tell = tell
         ledger = Ledger(db)
         self.receiver = EmailReceiver(
@@ -118,6 +122,8 @@ class EmailChannel:
         async with asyncio.TaskGroup() as tasks:
             for sender in senders:
                 tasks.create_task(sender.run())
+            # The reading worker starts meanwhile, so the first mail does not wait for it.
+            tasks.create_task(self._start_reader())
             try:
                 await self._receive()
                 # Receiving has stopped; replies keep going out until stop() says how long is left.
@@ -127,6 +133,7 @@ class EmailChannel:
                 for sender in senders:
                     await sender.stop()
                 await self._smtp.close()
+                await self._reader.close()
 
     def stop_receiving(self) -> None:
         """Stop reading the mailbox; replies go on being sent until :meth:`stop`."""
@@ -215,9 +222,14 @@ class EmailChannel:
                     break  # storing failed: it paused; look again from the first unseen mail
 
     async def _take(self, mailbox: Mailbox, uid: int, size: int) -> bool:
-        """Take one mail and flag it seen; False when storing it failed (it stays unseen). Its header is
-        fetched first, within a bound, and the rest only when the sender is served."""
-        header = await mailbox.fetch(uid, headers_only=True, most=MAX_HEADER_BYTES + 1)
+        """Take one mail and flag it seen; False when storing it failed (it stays unseen). A small mail is
+        fetched whole; a larger one's header first, within a bound, and the rest only when the sender is
+        served. Either way only the header is read until the sender is known to be served."""
+        whole = 0 < size <= WHOLE_FETCH_BYTES
+        if whole:
+            header = await mailbox.fetch(uid)
+        else:
+            header = await mailbox.fetch(uid, headers_only=True, most=MAX_HEADER_BYTES + 1)
         if header is None:
             return True  # gone meanwhile (expunged by another client)
         headers = await asyncio.to_thread(read_headers, header)
@@ -227,7 +239,8 @@ class EmailChannel:
             if size > self._max_bytes:
                 outcome = await self.receiver.too_big(headers, key, size, self._max_bytes)
             else:
-                outcome = await self.receiver.take(headers, key, lambda: self._read(mailbox, uid), where)
+                fetched = header if whole else None
+                outcome = await self.receiver.take(headers, key, lambda: self._read(mailbox, uid, fetched), where)
         except STORE_ERRORS as exc:
             self._store_failures += 1
             delay = STORE_BACKOFF.delay(self._store_failures)
@@ -244,16 +257,22 @@ class EmailChannel:
         log.info("email: mail %s from %s: %s", uid, headers.sender or "no single sender", outcome)
         return True
 
-    async def _read(self, mailbox: Mailbox, uid: int) -> Mail:
-        """The whole mail, fetched and read within the channel's limits."""
-        raw = await mailbox.fetch(uid)
+    async def _read(self, mailbox: Mailbox, uid: int, raw: bytes | None) -> Mail:
+        """The whole mail (``raw``, else fetched now), read within the channel's limits."""
+        raw = raw if raw is not None else await mailbox.fetch(uid)
         if raw is None:
             raise Unreadable("it was gone from the mailbox")
         started = time.perf_counter()
         try:
-            return await read_bounded(raw, self._limits)
+            return await self._reader.read(raw)
         finally:
             log.info("email: read mail %s (%d bytes) in %.1f ms", uid, len(raw), (time.perf_counter() - started) * 1000)
+
+    async def _start_reader(self) -> None:
+        try:
+            await self._reader.start()
+        except Exception as exc:  # no process to be had now: the first mail tries again, and says so
+            log.warning("email: could not start the mail reader yet (%s)", describe(exc))
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
