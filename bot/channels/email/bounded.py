@@ -54,6 +54,9 @@ _PAST_CPU = "reading it took more than {:g} seconds of processor time"
 # Seconds a new worker may take to start (the first waits for the fork server to start: seconds on a
 # loaded host).
 STARTING_SECONDS = 120.0
+# Seconds close() waits for a start that waits on the fork server (a worker being started or reading ends
+# at once when killed; a fork server on a loaded host answers within seconds).
+CLOSING_SECONDS = 10.0
 _READY = b"ready"
 
 
@@ -63,8 +66,13 @@ class Reader:
 
     def __init__(self, limits: Limits = LIMITS) -> None:
         self.limits = limits
+        # One use of the worker at a time, and only its holder reads, writes or closes the worker's pipe: a
+        # pipe closed under another thread's wait frees its number for a new file, which that wait then reads.
+        self._turn = threading.Lock()
+        # Held only for moments, never while waiting: what close() must find at once (the worker, even one
+        # still starting) and whether it was called.
+        self._state = threading.Lock()
         self._worker: _Worker | None = None
-        self._turn = threading.Lock()  # one mail at a time in the worker
         self._closed = False
 
     async def start(self) -> None:
@@ -76,11 +84,26 @@ class Reader:
         return await asyncio.to_thread(self._read, raw)
 
     async def close(self) -> None:
-        """End the worker (a reading under way ends with it); no other starts."""
-        self._closed = True
-        worker, self._worker = self._worker, None
+        """End the worker whatever it is doing (starting, reading, waiting for mail): a start or a reading
+        under way ends with it, and no other starts. Returns once no thread uses the worker, or after
+        :data:`CLOSING_SECONDS` when a start still waits for the fork server (that start ends its worker)."""
+        with self._state:
+            self._closed = True
+            worker = self._worker
         if worker is not None:
-            await asyncio.to_thread(worker.end)
+            worker.kill()  # its pipe is at an end now, so whichever thread waits on it stops waiting
+        await asyncio.to_thread(self._finish)
+
+    def _finish(self) -> None:
+        if not self._turn.acquire(timeout=CLOSING_SECONDS):
+            return
+        try:
+            with self._state:
+                worker, self._worker = self._worker, None
+            if worker is not None:
+                worker.end()
+        finally:
+            self._turn.release()
 
     def _start(self) -> None:
         with self._turn:
@@ -88,15 +111,36 @@ class Reader:
 
     def _ready(self) -> _Worker:
         """The worker, a new one if there is none or it ended (killed from outside, say); under ``_turn``."""
-        if self._closed:
+        with self._state:
+            closed, worker = self._closed, self._worker
+        if closed:
             raise OSError("the mail reader is closed")
-        if self._worker is None or not self._worker.process.is_alive():
-            worker = _Worker.start(self.limits)
-            if self._closed:  # closed while it started
-                worker.end()
+        if worker is not None:
+            if worker.process.is_alive():
+                return worker
+            self._forget(worker)
+        worker = _Worker.start(self.limits)
+        with self._state:  # published before it is ready, so that close() can end it while it starts
+            closed = self._closed
+            if not closed:
+                self._worker = worker
+        try:
+            if closed:
                 raise OSError("the mail reader is closed")
-            self._worker = worker
-        return self._worker
+            worker.wait_ready()
+        except OSError:
+            self._forget(worker)
+            if self._closed:
+                raise OSError("the mail reader is closed") from None
+            raise
+        return worker
+
+    def _forget(self, worker: _Worker) -> None:
+        """End ``worker``, and have none until the next is started; under ``_turn``."""
+        worker.end()
+        with self._state:
+            if self._worker is worker:
+                self._worker = None
 
     def _read(self, raw: bytes) -> Mail:
         with self._turn:
@@ -104,38 +148,51 @@ class Reader:
             try:
                 return worker.read(raw, self.limits)
             except Unreadable:
+                if self._closed:  # the mail was not what ended it: it stays to be read at the next start
+                    self._forget(worker)
+                    raise OSError("the mail reader is closed") from None
                 # It crossed a limit or could not read: the next mail gets a fresh worker, started now.
-                worker.end()
-                if self._worker is worker:
-                    self._worker = None
-                    with contextlib.suppress(OSError):  # else the next mail starts one
-                        self._ready()
+                self._forget(worker)
+                with contextlib.suppress(OSError):  # else the next mail starts one
+                    self._ready()
                 raise
 
 
 @dataclass
 class _Worker:
-    """One worker process and the bot's end of its pipe."""
+    """One worker process and the bot's end of its pipe. Every wait on the pipe ends when the process
+    does (the worker holds the pipe's only other end), so :meth:`kill` ends any of them, from any thread."""
 
     process: BaseProcess
     conn: Connection
 
     @classmethod
     def start(cls, limits: Limits) -> _Worker:
+        """A worker process started (waits for the fork server, not for the worker: :meth:`wait_ready`)."""
         ours, theirs = _CONTEXT.Pipe()
         process = _CONTEXT.Process(target=_serve, args=(theirs, limits), daemon=True, name="vaultbot-email-reader")
-        process.start()
-        theirs.close()
-        worker = cls(process, ours)
-        # Ready once its limits are set: a mail's wall-clock time is its reading's, never the start's.
         try:
-            ready = ours.poll(STARTING_SECONDS) and ours.recv_bytes() == _READY
+            process.start()
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return cls(process, ours)
+
+    def wait_ready(self) -> None:
+        """Return once the worker has set its limits (a mail's wall-clock time is its reading's, never the
+        start's); :class:`OSError` when it ended first or took longer than :data:`STARTING_SECONDS`."""
+        try:
+            came = self.conn.poll(STARTING_SECONDS)
+            ready = came and self.conn.recv_bytes() == _READY
         except (EOFError, OSError):
-            ready = False
+            came, ready = True, False
         if not ready:
-            worker.end()
-            raise OSError(f"the mail reader did not start within {STARTING_SECONDS:g} s (exit {process.exitcode})")
-        return worker
+            self.end()
+            if not came:
+                raise OSError(f"the mail reader did not start within {STARTING_SECONDS:g} s")
+            raise OSError(f"the mail reader ended as it started (exit {self.process.exitcode})")
 
     def read(self, raw: bytes, limits: Limits) -> Mail:
         with contextlib.suppress(OSError):  # the worker stopped reading it: its answer says why
@@ -158,10 +215,13 @@ class _Worker:
         assert isinstance(value, Mail)
         return value
 
+    def kill(self) -> None:
+        """Kill the process (from any thread, at once: it waits for nothing)."""
+        self.process.kill()
+
     def end(self) -> None:
-        """Kill the worker (a reading under way in another thread then finds it gone), then close the pipe."""
-        if self.process.is_alive():
-            self.process.kill()
+        """Kill the process, wait for it, then close the pipe (only by the thread whose turn it is)."""
+        self.kill()
         self.process.join(5)
         self.conn.close()
 

@@ -123,7 +123,7 @@ class EmailChannel:
             for sender in senders:
                 tasks.create_task(sender.run())
             # The reading worker starts meanwhile, so the first mail does not wait for it.
-            tasks.create_task(self._start_reader())
+            starting = tasks.create_task(self._start_reader())
             try:
                 await self._receive()
                 # Receiving has stopped; replies keep going out until stop() says how long is left.
@@ -134,6 +134,7 @@ class EmailChannel:
                     await sender.stop()
                 await self._smtp.close()
                 await self._reader.close()
+                starting.cancel()  # a start still waiting for the fork server ends its worker itself
 
     def stop_receiving(self) -> None:
         """Stop reading the mailbox; replies go on being sent until :meth:`stop`."""

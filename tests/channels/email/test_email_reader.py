@@ -5,12 +5,16 @@ reading worker and nothing else, and the next mail is read and answered as ever:
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from email.message import EmailMessage
+from multiprocessing import forkserver
+from pathlib import Path
 
 import pytest
 
-from bot.channels.email.bounded import Limits
-from tests.channels.email.harness import Serve
+from bot.channels.email.bounded import Limits, Reader, Unreadable
+from tests.channels.email.harness import Serve, wait_for
 from tests.channels.email.mails import ANN, mail, passing
 from tests.channels.email.test_email_bombs import nested_lists
 from tests.channels.telegram_harness import echo
@@ -65,3 +69,72 @@ async def test_a_mail_past_a_limit_is_told_which_and_the_next_mails_are_answered
     assert replies[1].endswith("after it") and replies[2].endswith("and again")
     assert len(model.calls) == 2  # the mail past its limit never reaches the model
     assert dovecot.unseen() == []
+
+
+def workers() -> set[int]:
+    """The reading workers alive now: the fork server's children (a worker ended and waited for is gone)."""
+    server = forkserver._forkserver._forkserver_pid
+    if server is None:
+        return set()
+    try:
+        return {int(pid) for pid in Path(f"/proc/{server}/task/{server}/children").read_text().split()}
+    except FileNotFoundError:
+        return set()
+
+
+async def a_new_worker(before: set[int]) -> int:
+    """The pid of the one worker started since ``before`` was seen."""
+    await wait_for(lambda: len(workers() - before) == 1, "a worker started")
+    [pid] = workers() - before
+    return pid
+
+
+async def test_a_reader_closed_while_its_worker_starts_ends_it_and_returns() -> None:
+    """The worker is held as it starts (stopped, most often before it says it is ready): closing the reader
+    ends it all the same, and no thread is left waiting for it."""
+    before = workers()
+    reader = Reader()
+    starting = asyncio.create_task(reader.start())
+    os.kill(await a_new_worker(before), signal.SIGSTOP)
+    await asyncio.wait_for(reader.close(), 30)
+    [started] = await asyncio.wait_for(asyncio.gather(starting, return_exceptions=True), 30)
+    assert started is None or "the mail reader is closed" in str(started)
+    assert workers() - before == set()
+    with pytest.raises(OSError, match="closed"):
+        await reader.read(mail("after the close"))
+
+
+@pytest.mark.parametrize("size", ["small", "past the pipe's buffer"])
+async def test_a_reader_closed_while_a_mail_is_read_ends_the_worker_and_the_mail_stays_to_read(size: str) -> None:
+    """The worker is held mid-mail (stopped; a large mail is not even all sent): closing the reader ends
+    it, and the mail is not said to be unreadable (the channel keeps it unseen for the next start)."""
+    before = workers()
+    reader = Reader()
+    await reader.start()
+    os.kill(await a_new_worker(before), signal.SIGSTOP)
+    raw = mail("held") if size == "small" else long_lists()
+    reading = asyncio.create_task(reader.read(raw))
+    await wait_for(reader._turn.locked, "the mail went to the worker")
+    await asyncio.wait_for(reader.close(), 30)
+    with pytest.raises(OSError, match="closed"):
+        await asyncio.wait_for(reading, 30)
+    assert workers() - before == set()
+
+
+async def test_a_worker_killed_mid_mail_is_told_and_replaced() -> None:
+    before = workers()
+    reader = Reader()
+    try:
+        await reader.start()
+        pid = await a_new_worker(before)
+        os.kill(pid, signal.SIGSTOP)
+        reading = asyncio.create_task(reader.read(mail("held")))
+        await wait_for(reader._turn.locked, "the mail went to the worker")
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(Unreadable, match=r"ended the reader \(exit -9\)"):
+            await asyncio.wait_for(reading, 30)
+        read = await asyncio.wait_for(reader.read(mail("the next one")), 60)
+        assert "the next one" in read.text
+    finally:
+        await asyncio.wait_for(reader.close(), 30)
+    assert workers() - before == set()
