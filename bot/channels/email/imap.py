@@ -166,10 +166,18 @@ class Mailbox:
         if not self.idles:
             await self._until(asyncio.sleep(poll), stopping)
             return
+        # aioimaplib waits for the server's go-ahead to IDLE without a timeout, and a connection closed
+        # before it came would never end the wait (nor would stop()).
+        starting = asyncio.ensure_future(
+            asyncio.wait_for(self._client.idle_start(timeout=IDLE_SECONDS), COMMAND_TIMEOUT)
+        )
         try:
-            idle = await self._client.idle_start(timeout=IDLE_SECONDS)
+            await self._until(starting, stopping)
         except (aioimaplib.AioImapException, TimeoutError) as exc:
             raise ImapError(f"IDLE failed: {type(exc).__name__}") from None
+        if starting.cancelled():  # stopping
+            return
+        idle = starting.result()
         try:
             push = self._client.wait_server_push(timeout=IDLE_SECONDS)
             with contextlib.suppress(TimeoutError):
@@ -275,6 +283,9 @@ async def _close(client: _Client) -> None:
     with contextlib.suppress(Exception):
         if client.protocol is not None and client.protocol.transport is not None:
             client.protocol.transport.close()
+    # What aioimaplib still waits for on this connection (an IDLE the server never answered) never comes.
+    for task in [*client.tasks, *(client.protocol.tasks if client.protocol is not None else ())]:
+        task.cancel()
 
 
 async def _unless_lost(step: Awaitable[T], lost: asyncio.Event) -> T:
