@@ -148,11 +148,10 @@ class Reader:
             try:
                 return worker.read(raw, self.limits)
             except Unreadable:
+                self._forget(worker)
                 if self._closed:  # the mail was not what ended it: it stays to be read at the next start
-                    self._forget(worker)
                     raise OSError("the mail reader is closed") from None
                 # It crossed a limit or could not read: the next mail gets a fresh worker, started now.
-                self._forget(worker)
                 with contextlib.suppress(OSError):  # else the next mail starts one
                     self._ready()
                 raise
