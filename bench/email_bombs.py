@@ -2,7 +2,7 @@
 
 Each bomb is read in a fresh process of its own (so its peak memory is its own): the header as the
 access decision reads it (all a stranger's mail ever costs), and the whole mail as a served sender's is
-read (in the channel that happens in a bounded child, bot/channels/email/bounded.py; here without the
+read (in the channel that happens in a bounded worker, bot/channels/email/bounded.py; here without the
 limits, to see the real cost). Figures: wall seconds, CPU seconds and the process's peak RSS in MB
 (the baseline line is an interpreter with the reading code imported). ``python bench/email_bombs.py
 OLD_TREE`` measures another checkout's ``bot`` (one without ``headers`` shows that line as an error:

@@ -181,8 +181,8 @@ async def _measure(
 
 
 if __name__ == "__main__":
-    # Each mail is read in a child of multiprocessing's fork server, and a child first runs the main script
-    # again (bot/channels/email/bounded.py). `vaultbot run`'s script imports bot.cli, which the fork server
+    # Mail is read in a worker forked by multiprocessing's fork server, and a worker first runs the main
+    # script again (bot/channels/email/bounded.py). `vaultbot run`'s script imports bot.cli, which the fork server
     # has imported; this script's imports are given to it the same way, so the figures are vaultbot's.
     multiprocessing.get_context("forkserver").set_forkserver_preload(
         ["bot.cli", "bot.channels.email.reading", *(name for name in sys.modules if name.startswith("tests."))]

@@ -220,6 +220,9 @@ def run_command(ctx: click.Context) -> None:
     except* CannotListen as group:  # a port in use: a start-up problem like a bad setting
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(2)
+    except* StartupError as group:  # a channel's set-up that cannot work (a mail login refused)
+        click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
+        ctx.exit(2)
 
 
 def _settle_heap() -> None:

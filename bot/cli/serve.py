@@ -99,7 +99,7 @@ async def _serve(
         workers.append(GitHistory(app.db, app.notes.root))
     channels: list[Channel] = [_telegram(app, tell)] if app.settings.telegram.token is not None else []
     if app.settings.email.enabled:
-        channels.append(_email(app))
+        channels.append(_email(app, tell))
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
@@ -161,7 +161,7 @@ def _telegram(app: App, tell: Callable[[str], None]) -> TelegramChannel:
     )
 
 
-def _email(app: App) -> EmailChannel:
+def _email(app: App, tell: Callable[[str], None]) -> EmailChannel:
     # Imported when the channel is on: its IMAP, SMTP and mail-reading libraries cost a run without it.
     from bot.channels.email import EmailChannel
 
@@ -172,4 +172,5 @@ def _email(app: App) -> EmailChannel:
         store=app.store,
         notes=app.notes,
         lease=app.settings.bus.lease_seconds,
+        tell=tell,
     )

@@ -1,8 +1,9 @@
 """A mail's header, read within bounds: who sent it, its thread, and the fields that mark automatic mail.
 
 This is all the access decision reads (:mod:`bot.channels.email.access`), so a stranger's mail costs
-its header and no more: the body and attachments of a refused mail are never parsed. The header comes
-cut at :data:`MAX_HEADER_BYTES` (the channel fetches no more of it); a header longer than that is
+its header and no more: the body and attachments of a refused mail are never parsed. The header is
+read to :data:`MAX_HEADER_BYTES` (the channel fetches no more of a large mail; a small one comes whole,
+and what follows the header is never looked at here); a header longer than that is
 refused rather than half read, as a second ``From`` could sit past the cut. Each field is kept to
 :data:`MAX_FIELD` characters, and only the short ones that name a sender go through the ``email``
 package's address parser (whose time grows much faster than a field's length). So reading a header

@@ -29,6 +29,9 @@ T = TypeVar("T")
 # client, and short enough that a connection that died without a word is found within minutes.
 IDLE_SECONDS = 300.0
 COMMAND_TIMEOUT = 30.0
+# Seconds the server's greeting is waited for at most: servers greet at once, and one that stays silent
+# is most often a TLS port reached without TLS, which should be said soon rather than after a timeout.
+GREETING_SECONDS = 5.0
 _CHANGE = re.compile(rb"^\*?\s*\d+ (EXISTS|RECENT)\b")
 _UIDVALIDITY = re.compile(rb"\[UIDVALIDITY (\d+)\]")
 _FETCHED = re.compile(rb"^\d+ FETCH \(.*UID (\d+)")
@@ -41,6 +44,20 @@ class ImapError(Exception):
 
 class ConnectionLost(ImapError):
     """The connection to the IMAP server closed."""
+
+
+class LoginRefused(ImapError):
+    """The IMAP server refused the username and password: trying again cannot help. ``said`` is the
+    server's reason."""
+
+    def __init__(self, username: str, said: str) -> None:
+        super().__init__(f"the IMAP server refused the login of {username}: {said}")
+        self.said = said
+
+
+class NoGreeting(ImapError):
+    """The connection was made but the server said nothing: most often a port that expects TLS from the
+    start, reached without it."""
 
 
 class _Protocol(aioimaplib.IMAP4ClientProtocol):
@@ -149,10 +166,18 @@ class Mailbox:
         if not self.idles:
             await self._until(asyncio.sleep(poll), stopping)
             return
+        # aioimaplib waits for the server's go-ahead to IDLE without a timeout, and a connection closed
+        # before it came would never end the wait (nor would stop()).
+        starting = asyncio.ensure_future(
+            asyncio.wait_for(self._client.idle_start(timeout=IDLE_SECONDS), COMMAND_TIMEOUT)
+        )
         try:
-            idle = await self._client.idle_start(timeout=IDLE_SECONDS)
+            await self._until(starting, stopping)
         except (aioimaplib.AioImapException, TimeoutError) as exc:
             raise ImapError(f"IDLE failed: {type(exc).__name__}") from None
+        if starting.cancelled():  # stopping
+            return
+        idle = starting.result()
         try:
             push = self._client.wait_server_push(timeout=IDLE_SECONDS)
             with contextlib.suppress(TimeoutError):
@@ -213,10 +238,11 @@ async def connect(settings: EmailSettings, *, timeout: float) -> tuple[_Client, 
     )
     try:
         # A connection that closes meanwhile ends each step at once (aioimaplib would wait out its timeout).
+        greeting = asyncio.wait_for(client.wait_hello_from_server(), min(timeout, GREETING_SECONDS))
         try:
-            await _unless_lost(client.wait_hello_from_server(), lost)
+            await _unless_lost(greeting, lost)
         except (aioimaplib.AioImapException, TimeoutError) as exc:
-            raise ImapError(f"the IMAP server did not greet ({type(exc).__name__})") from None
+            raise NoGreeting(f"the IMAP server did not greet ({type(exc).__name__})") from None
         if settings.imap_security == "starttls":
             await _unless_lost(_starttls(client, settings.imap_host, timeout), lost)
         try:
@@ -225,7 +251,7 @@ async def connect(settings: EmailSettings, *, timeout: float) -> tuple[_Client, 
         except (aioimaplib.AioImapException, TimeoutError) as exc:
             raise ImapError(f"the IMAP login did not complete ({type(exc).__name__})") from None
         if response.result != "OK":
-            raise ImapError(f"the IMAP server refused the login of {settings.username}: {_said(response)}")
+            raise LoginRefused(settings.username, _said(response))
     except BaseException:
         await _close(client)
         raise
@@ -257,6 +283,9 @@ async def _close(client: _Client) -> None:
     with contextlib.suppress(Exception):
         if client.protocol is not None and client.protocol.transport is not None:
             client.protocol.transport.close()
+    # What aioimaplib still waits for on this connection (an IDLE the server never answered) never comes.
+    for task in [*client.tasks, *(client.protocol.tasks if client.protocol is not None else ())]:
+        task.cancel()
 
 
 async def _unless_lost(step: Awaitable[T], lost: asyncio.Event) -> T:

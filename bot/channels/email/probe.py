@@ -1,8 +1,9 @@
 """What ``vaultbot doctor`` asks the mail servers: the IMAP login, the folder and IDLE, and the SMTP
 server's greeting, TLS and login. Nothing is sent and nothing is flagged: the probe only looks.
 
-The password never appears in what it says: the servers' own words about a refused login do not
-hold it, and errors are described by their type and those words.
+A set-up that cannot work is said in the line ``vaultbot run`` stops with (:mod:`.setup`), naming the
+setting to change. The password never appears in what it says: the servers' own words about a refused
+login do not hold it, and errors are described by their type and those words.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import aiosmtplib
 from bot.backoff import describe
 from bot.channels.email.imap import ImapError, Mailbox
 from bot.channels.email.sender import smtp_client
+from bot.channels.email.setup import imap_refusal, smtp_refusal
 from bot.settings import EmailSettings
 
 
@@ -37,7 +39,7 @@ async def _imap(settings: EmailSettings, timeout: float) -> Probe:
     try:
         mailbox = await asyncio.wait_for(Mailbox.open(settings, timeout=timeout), timeout)
     except (ImapError, OSError, TimeoutError) as exc:
-        return Probe("email imap", False, f"{where}: {_reason(exc)}")
+        return Probe("email imap", False, imap_refusal(exc, settings) or f"{where}: {_reason(exc)}")
     try:
         unseen = len(await asyncio.wait_for(mailbox.unseen(), timeout))
         idles = mailbox.idles
@@ -58,7 +60,7 @@ async def _smtp(settings: EmailSettings, timeout: float) -> Probe:
         await client.connect()
         await client.login(settings.username or "", settings.password.get_secret_value())
     except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-        return Probe("email smtp", False, f"{where}: {_reason(exc)}")
+        return Probe("email smtp", False, smtp_refusal(exc, settings) or f"{where}: {_reason(exc)}")
     finally:
         if client.is_connected:
             try:

@@ -1,7 +1,8 @@
 """Receiving: one mail's header → access check → its body read → (files saved) → a durable inbound message.
 
 Who before what: the access decision reads the bounded header alone, and only a served mail's body is
-fetched and read (``read``, which the channel runs in a bounded process of its own).
+read (``read``, which the channel runs in a bounded process of its own; a small mail's bytes came with
+its header, a larger one's body is fetched only then).
 
 Each mail is taken once (see :mod:`bot.channels.email.ledger`): its row and what it becomes (the inbound
 message on the bus, or the ``access_denied`` entry of a refused one) are one transaction, and the files

@@ -75,6 +75,16 @@ class Smtp:
                 raise SmtpUnavailable(f"the SMTP server could not be reached ({type(exc).__name__}: {exc})") from None
             self._used = self._clock()
 
+    async def log_in(self) -> None:
+        """Connect and log in now, kept for the first reply; raises what connecting or the login raised."""
+        async with self._lock:
+            try:
+                await self._connected()
+            except BaseException:
+                await self._drop()
+                raise
+            self._used = self._clock()
+
     async def close(self) -> None:
         """Say goodbye to the server, if connected."""
         async with self._lock:

@@ -13,6 +13,7 @@ from bot.app import App
 from bot.backoff import Backoff
 from bot.channels import Pacer
 from bot.channels.email import EmailChannel
+from bot.channels.email.bounded import LIMITS, Limits
 from tests.channels.email.harness import Serve, Served, email_settings
 from tests.fakes.dovecot import Dovecot
 from tests.fakes.smtp_server import RecordingSmtp
@@ -44,6 +45,7 @@ async def serve(make_app: Callable[..., Awaitable[App]], dovecot: Dovecot, smtp:
         pace: Pacer | None = None,
         poll_interval: float = 60.0,
         max_mail_bytes: int = 25 * 1024 * 1024,
+        limits: Limits = LIMITS,
         settings: dict[str, Any] | None = None,
         **email: Any,
     ) -> Served:
@@ -58,6 +60,7 @@ async def serve(make_app: Callable[..., Awaitable[App]], dovecot: Dovecot, smtp:
             poll_interval=poll_interval,
             reconnect=Backoff(first=0.05, most=0.5),
             max_mail_bytes=max_mail_bytes,
+            limits=limits,
         )
         worker = app.runner_worker()
         running.append((channel, worker, asyncio.create_task(channel.run()), asyncio.create_task(worker.run())))

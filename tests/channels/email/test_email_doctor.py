@@ -50,7 +50,7 @@ def test_doctor_says_what_fails_without_the_password(tmp_path: Path, dovecot: Do
     [imap] = lines(done, "email imap:")
     [smtp_line] = lines(done, "email smtp:")
     assert imap.startswith("FAIL") and "refused the login of bot@example.org" in imap
-    assert smtp_line.startswith("FAIL") and "SMTPConnect" in smtp_line
+    assert smtp_line.startswith("FAIL") and "nothing listens for SMTP at 127.0.0.1:" in smtp_line
     assert wrong not in done.stdout + done.stderr
 
 

@@ -4,6 +4,7 @@ fails for a while. Nothing is lost, nothing is answered twice."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 from types import SimpleNamespace
 
@@ -15,7 +16,7 @@ from bot.settings import EmailSettings
 from tests.channels.email.harness import Serve, email_settings, wait_for
 from tests.channels.email.mails import mail
 from tests.channels.telegram_harness import echo
-from tests.fakes.dovecot import Dovecot
+from tests.fakes.dovecot import BOT, PASSWORD, Dovecot
 from tests.fakes.scripted_model import ScriptedModel
 from tests.fakes.smtp_server import RecordingSmtp
 
@@ -68,13 +69,59 @@ async def test_a_reply_the_smtp_server_puts_off_is_sent_later_once(
     assert await served.app.bus.counts("outbound:email") == {"done": 1}
 
 
-async def test_a_wrong_password_is_retried_and_never_shown(
+async def test_a_password_refused_after_serving_is_retried_and_never_shown(
     serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await serve(ScriptedModel(echo), password="wrong-password-Zz9")
-    await wait_for(lambda: caplog.text.count("cannot read INBOX") >= 2, "two failed logins")
-    assert "refused the login" in caplog.text
-    assert "wrong-password-Zz9" not in caplog.text
+    """Refused at the first start it stops the bot (test_email_setup); once the channel has served, a
+    refusal (the server restarted with its accounts not yet loaded) may pass, and is tried again."""
+    served = await serve(ScriptedModel(echo))
+    await served.channel.ready.wait()
+    await asyncio.to_thread(dovecot.stop)
+    (dovecot.root / "passwd").write_text(f"{BOT}:{{PLAIN}}changed-password-Zz9\n")
+    await asyncio.to_thread(dovecot.start)
+    await wait_for(lambda: caplog.text.count("refused the login") >= 2, "two failed logins")
+    assert "check VAULTBOT_EMAIL__USERNAME and VAULTBOT_EMAIL__PASSWORD" in caplog.text
+    assert not served.task.done()
+    assert PASSWORD not in caplog.text
+
+
+async def relay(port: int, cut: list[bytes], client: asyncio.StreamReader, back: asyncio.StreamWriter) -> None:
+    """Relay one connection to the IMAP server at ``port``; the first time the bot asks to IDLE, close
+    the connection instead, before the server can agree (noted in ``cut``)."""
+    server, to_server = await asyncio.open_connection("127.0.0.1", port)
+
+    async def copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter, watch: bool) -> None:
+        try:
+            while data := await source.read(65536):
+                if watch and not cut and data.rstrip().endswith(b" IDLE"):
+                    cut.append(data)
+                    return
+                sink.write(data)
+                await sink.drain()
+        finally:
+            back.close()
+            to_server.close()
+
+    await asyncio.gather(copy(client, to_server, True), copy(server, back, False), return_exceptions=True)
+
+
+async def test_a_connection_closed_before_the_server_agrees_to_idle_is_reconnected_and_stops_when_told(
+    serve: Serve, dovecot: Dovecot, smtp: RecordingSmtp, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The IMAP connection closes just after the bot asked to IDLE (a server restarted then): the bot
+    reconnects and answers mail, and stops when told (aioimaplib alone waits for the server's go-ahead
+    forever, so the bot neither read mail nor stopped)."""
+    cut: list[bytes] = []
+    proxy = await asyncio.start_server(functools.partial(relay, dovecot.port, cut), "127.0.0.1", 0)
+    async with proxy:
+        served = await serve(ScriptedModel(echo), imap_port=proxy.sockets[0].getsockname()[1])
+        await wait_for(lambda: bool(cut), "the first IDLE was cut")
+        await asyncio.to_thread(dovecot.deliver, mail("after the cut"))
+        [reply] = await asyncio.to_thread(smtp.wait_count, 1)
+        assert reply.text.endswith("after the cut")
+        assert "lost the IMAP connection" in caplog.text
+        await served.channel.stop()
+        await asyncio.wait_for(served.task, 30)
 
 
 async def test_a_mail_stored_but_not_flagged_seen_is_taken_again_and_answered_once(
