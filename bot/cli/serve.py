@@ -18,6 +18,7 @@ from bot.runner import CaptureModel
 
 if TYPE_CHECKING:
     from bot.channels.email import EmailChannel
+    from bot.channels.matrix import MatrixChannel
     from bot.web import ReviewServer
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,11 @@ def configuration(app: App) -> dict[str, Any]:
         "model": app.model.name,
         "channels": [
             name
-            for name, on in (("telegram", settings.telegram.token is not None), ("email", settings.email.enabled))
+            for name, on in (
+                ("telegram", settings.telegram.token is not None),
+                ("email", settings.email.enabled),
+                ("matrix", settings.matrix.enabled),
+            )
             if on
         ],
         "budget_daily_usd": settings.budget.daily_usd,
@@ -95,11 +100,13 @@ async def _serve(
         workers.append(BackupSchedule(app.db, app.settings, app.clock))
     if app.settings.vault.git:
         workers.append(GitHistory(app.db, app.notes.root))
-    channels: list[TelegramChannel | EmailChannel] = (
+    channels: list[TelegramChannel | EmailChannel | MatrixChannel] = (
         [_telegram(app, tell)] if app.settings.telegram.token is not None else []
     )
     if app.settings.email.enabled:
         channels.append(_email(app))
+    if app.settings.matrix.enabled:
+        channels.append(_matrix(app))
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
@@ -123,7 +130,7 @@ async def _serve(
 
 
 async def _when_ready(
-    app: App, channels: list[TelegramChannel | EmailChannel], tell: Callable[[str], None], then: Callable[[], None]
+    app: App, channels: list[TelegramChannel | EmailChannel | MatrixChannel], tell: Callable[[str], None], then: Callable[[], None]
 ) -> None:
     """Once every channel is ready, one line: the mode and whom each channel serves as; ``then`` right
     after it (the review page's address). A channel that cannot start says so instead, alone."""
@@ -173,5 +180,18 @@ def _email(app: App) -> EmailChannel:
         bus=app.bus,
         store=app.store,
         notes=app.notes,
+        lease=app.settings.bus.lease_seconds,
+    )
+
+
+def _matrix(app: App) -> MatrixChannel:
+    # Imported when the channel is on, as the e-mail channel is: matrix-nio and aiohttp cost a run without it.
+    from bot.channels.matrix import MatrixChannel
+
+    return MatrixChannel(
+        app.settings.matrix,
+        bus=app.bus,
+        store=app.store,
+        data=app.settings.store.path.parent,
         lease=app.settings.bus.lease_seconds,
     )

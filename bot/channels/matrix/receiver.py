@@ -1,0 +1,159 @@
+"""Receiving: what one sync delivers → access check → durable inbound messages.
+
+An invite is joined when an allowlisted person sent it, and rejected (left) and logged
+``access_denied`` otherwise. A message in a joined room is put on the bus (dedupe key: its event id)
+when an allowlisted person wrote it; anyone else's is logged as refused and never reaches the model.
+A reaction (✅ or ❌) to a question for consent, or a reply to it whose first word is allow or deny,
+is the person's answer. It never calls the model.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from nio import AsyncClient, JoinResponse, SyncResponse
+
+from bot.bus import INBOUND, Answer, Bus, InboundMessage, Sender
+from bot.store import Store, Strangers
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "matrix"
+# A reaction that answers a question for consent, and the first word of a reply that does.
+REACTIONS = {"✅": "allow", "✔️": "allow", "👍": "allow", "❌": "deny", "✖️": "deny", "👎": "deny"}
+WORDS = {"allow": "allow", "yes": "allow", "deny": "deny", "no": "deny"}
+_FIRST_WORD = re.compile(r"\W*([^\W\d_]+)")
+
+
+def question_key(event_id: str) -> str:
+    """The store's key of the question for consent that the bot's event ``event_id`` asks."""
+    return f"matrix-question:{event_id}"
+
+
+@dataclass
+class Access:
+    """The allowlist: deny by default."""
+
+    allowed_users: frozenset[str]
+
+    def serves(self, user_id: str) -> bool:
+        """Whether ``user_id`` is served."""
+        return user_id in self.allowed_users
+
+
+class MatrixReceiver:
+    """Puts what a sync delivered on the bus."""
+
+    def __init__(self, client: AsyncClient, *, access: Access, bus: Bus, store: Store) -> None:
+        self._client = client
+        self._access = access
+        self._bus = bus
+        self._store = store
+        self._strangers = Strangers(store)
+
+    async def receive(self, sync: SyncResponse) -> list[str]:
+        """Handle every invite and timeline event of ``sync``; the rooms where a message was stored."""
+        for room_id, invite in sync.rooms.invite.items():
+            await self._invited(room_id, invite.invite_state)
+        stored = []
+        for room_id, room in sync.rooms.join.items():
+            for event in room.timeline.events:
+                source = getattr(event, "source", None)
+                if isinstance(source, dict) and await self._event(room_id, source):
+                    stored.append(room_id)
+        return list(dict.fromkeys(stored))
+
+    async def _invited(self, room_id: str, state: list[Any]) -> None:
+        me = self._client.user_id
+        inviter = next(
+            (
+                e.sender
+                for e in state
+                if getattr(e, "state_key", None) == me and getattr(e, "membership", None) == "invite"
+            ),
+            None,
+        )
+        if inviter is not None and self._access.serves(inviter):
+            answer = await self._client.join(room_id)
+            if isinstance(answer, JoinResponse):
+                log.info("matrix: joined %s at the invite of %s", room_id, inviter)
+            else:
+                log.warning("matrix: could not join %s (%s); the invite stays", room_id, answer)
+            return
+        await self._client.room_leave(room_id)  # an invite left is an invite rejected
+        log.warning("matrix: rejected an invite to %s from %s", room_id, inviter)
+        await self._strangers.refuse(
+            channel=CHANNEL,
+            sender=inviter or "(unknown)",
+            who=f"Matrix user {inviter or '(unknown)'} (an invite to {room_id})",
+            conversation=conversation_of(room_id),
+        )
+
+    async def _event(self, room_id: str, event: dict[str, Any]) -> bool:
+        """Store one timeline event if it is for the model; True when it was stored."""
+        sender, kind = event.get("sender"), event.get("type")
+        event_id = event.get("event_id")
+        if not isinstance(sender, str) or not isinstance(event_id, str) or sender == self._client.user_id:
+            return False
+        if kind not in ("m.room.message", "m.reaction"):
+            return False
+        content = event.get("content") or {}
+        if not self._access.serves(sender):
+            log.warning("matrix: refused a message of %s in %s", sender, room_id)
+            await self._strangers.refuse(
+                channel=CHANNEL, sender=sender, who=f"Matrix user {sender}", conversation=conversation_of(room_id)
+            )
+            return False
+        answer = await self._answer(room_id, kind, content)
+        if kind == "m.reaction" and answer is None:
+            return False
+        text = "" if answer is not None else _text(content)
+        if answer is None and not text:
+            return False
+        message = InboundMessage(
+            channel=CHANNEL,
+            conversation=conversation_of(room_id),
+            sender=Sender(id=sender),
+            text=text,
+            answer=answer,
+            meta={"reply_to": room_id, "event_id": event_id, "msgtype": content.get("msgtype")},
+        )
+        await self._bus.publish(INBOUND, message, conversation=message.conversation, dedupe_key=f"mx:{event_id}")
+        return answer is None
+
+    async def _answer(self, room_id: str, kind: str, content: dict[str, Any]) -> Answer | None:
+        """The answer to a question for consent that ``content`` gives, or None."""
+        relation = content.get("m.relates_to") or {}
+        if kind == "m.reaction":
+            target, choice = relation.get("event_id"), REACTIONS.get(str(relation.get("key", "")).strip())
+        else:
+            target = (relation.get("m.in_reply_to") or {}).get("event_id")
+            word = _FIRST_WORD.match(_text(content))
+            choice = WORDS.get(word.group(1).casefold()) if word else None
+        if not isinstance(target, str) or choice is None:
+            return None
+        asked = await self._store.sent(question_key(target))
+        if asked is None or asked[0] != room_id:
+            return None
+        return Answer(question=asked[1], choice=choice)  # type: ignore[arg-type]
+
+
+def _text(content: dict[str, Any]) -> str:
+    """The words of a message, without the quote of the message it replies to (clients put it first)."""
+    body = content.get("body")
+    if not isinstance(body, str) or content.get("msgtype") not in ("m.text", "m.notice", "m.emote"):
+        return ""
+    if (content.get("m.relates_to") or {}).get("m.in_reply_to"):
+        lines = body.split("\n")
+        while lines and lines[0].startswith(">"):
+            lines.pop(0)
+        body = "\n".join(lines).strip()
+    return body.strip()
+
+
+def conversation_of(room_id: str) -> str:
+    """The bus conversation of a Matrix room."""
+    return f"{CHANNEL}:{room_id}"
