@@ -177,7 +177,7 @@ class Synapse:
         answer = self.request("POST", endpoint, body)
         return Account(answer["user_id"], password, answer["access_token"], answer["device_id"])
 
-    def limit_messages(self, user_id: str, per_second: float, burst: int) -> None:
+    def limit_messages(self, user_id: str, per_second: int, burst: int) -> None:
         """Let ``user_id`` send at most ``burst`` messages at once and ``per_second`` after (429s past it)."""
         if self._admin is None:
             self._admin = self.register(admin=True)
