@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from nio import AsyncClient, JoinResponse, SyncResponse
+from nio import AsyncClient, JoinResponse, RoomGetEventResponse, SyncResponse
 
-from bot.bus import INBOUND, Answer, Bus, InboundMessage, Sender
+from bot.bus import INBOUND, Answer, Bus, InboundMessage, Sender, UntrustedPart
 from bot.store import Store, Strangers
 
 log = logging.getLogger(__name__)
@@ -113,16 +113,40 @@ class MatrixReceiver:
         text = "" if answer is not None else _text(content)
         if answer is None and not text:
             return False
+        untrusted: list[UntrustedPart] = []
+        if answer is None:
+            text, untrusted = await self._with_quote(room_id, sender, content, text)
         message = InboundMessage(
             channel=CHANNEL,
             conversation=conversation_of(room_id),
             sender=Sender(id=sender),
             text=text,
             answer=answer,
+            untrusted=untrusted,
             meta={"reply_to": room_id, "event_id": event_id, "msgtype": content.get("msgtype")},
         )
         await self._bus.publish(INBOUND, message, conversation=message.conversation, dedupe_key=f"mx:{event_id}")
         return answer is None
+
+    async def _with_quote(
+        self, room_id: str, sender: str, content: dict[str, Any], text: str
+    ) -> tuple[str, list[UntrustedPart]]:
+        """The text of a reply with the message it replies to: the person's own words as context, anyone
+        else's (the bot's own included, which may repeat anyone's) kept apart as someone else's."""
+        replied = ((content.get("m.relates_to") or {}).get("m.in_reply_to") or {}).get("event_id")
+        if not isinstance(replied, str):
+            return text, []
+        found = await self._client.room_get_event(room_id, replied)
+        if not isinstance(found, RoomGetEventResponse):
+            return text, []
+        quoted = _cut(_text(found.event.source.get("content") or {}))
+        author = found.event.sender
+        if not quoted:
+            return text, []
+        if author == sender:
+            return f"[Replying to: “{quoted}”]\n{text}", []
+        origin = "this assistant, an earlier message of its own" if author == self._client.user_id else author
+        return text, [UntrustedPart(source="quoted message", text=quoted, origin=origin)]
 
     async def _answer(self, room_id: str, kind: str, content: dict[str, Any]) -> Answer | None:
         """The answer to a question for consent that ``content`` gives, or None."""
@@ -152,6 +176,10 @@ def _text(content: dict[str, Any]) -> str:
             lines.pop(0)
         body = "\n".join(lines).strip()
     return body.strip()
+
+
+def _cut(quoted: str) -> str:
+    return quoted if len(quoted) <= 500 else quoted[:500] + "…"
 
 
 def conversation_of(room_id: str) -> str:
