@@ -130,7 +130,10 @@ async def _serve(
 
 
 async def _when_ready(
-    app: App, channels: list[TelegramChannel | EmailChannel | MatrixChannel], tell: Callable[[str], None], then: Callable[[], None]
+    app: App,
+    channels: list[TelegramChannel | EmailChannel | MatrixChannel],
+    tell: Callable[[str], None],
+    then: Callable[[], None],
 ) -> None:
     """Once every channel is ready, one line: the mode and whom each channel serves as; ``then`` right
     after it (the review page's address). A channel that cannot start says so instead, alone."""
