@@ -107,6 +107,8 @@ class MatrixReceiver:
                 channel=CHANNEL, sender=sender, who=f"Matrix user {sender}", conversation=conversation_of(room_id)
             )
             return False
+        if content.get("msgtype") == "m.notice":  # a bot's message, by Matrix's convention: never answered
+            return False
         answer = await self._answer(room_id, kind, content)
         if kind == "m.reaction" and answer is None:
             return False
