@@ -40,7 +40,8 @@ async def measure(folder: Path, synapse: Synapse, count: int) -> list[float]:
                 "allowed_users": [ann.user_id]},
     )
     app = await App.open(settings, model=ScriptedModel(lambda messages: say("Noted.")))
-    channel = MatrixChannel(settings.matrix, bus=app.bus, store=app.store, data=folder / "data")
+    data = folder / "data"
+    channel = MatrixChannel(settings.matrix, bus=app.bus, store=app.store, notes=app.notes, data=data)
     worker = app.runner_worker()
     tasks = [asyncio.create_task(channel.run()), asyncio.create_task(worker.run())]
     person = AsyncClient(synapse.url, ann.user_id)

@@ -195,6 +195,7 @@ def _matrix(app: App) -> MatrixChannel:
         app.settings.matrix,
         bus=app.bus,
         store=app.store,
+        notes=app.notes,
         data=app.settings.store.path.parent,
         lease=app.settings.bus.lease_seconds,
     )

@@ -24,11 +24,12 @@ from bot.channels.matrix.session import Folder, MatrixRefused, log_in
 from bot.channels.outbox import outbox_workers
 from bot.settings import MatrixSettings
 from bot.store import Store
+from vault import Vault, VaultError
 
 log = logging.getLogger(__name__)
 
 # What storing a sync's events can fail with for a while: the token is not kept, the sync is asked again.
-STORE_ERRORS = (sqlite3.Error, OSError)
+STORE_ERRORS = (sqlite3.Error, OSError, VaultError)
 BACKOFF = Backoff(first=1.0, most=60.0)
 # Up to this many events of each room per sync, so a restart after a while rarely meets a gap.
 SYNC_FILTER = {"room": {"timeline": {"limit": 100}}, "presence": {"types": []}}
@@ -45,6 +46,7 @@ class MatrixChannel:
         *,
         bus: Bus,
         store: Store,
+        notes: Vault,
         data: Path,
         poll_timeout: float = 30.0,
         max_attempts: int = 10,
@@ -58,7 +60,7 @@ class MatrixChannel:
         config = AsyncClientConfig(max_limit_exceeded=0, max_timeouts=0, store_sync_tokens=False)
         self.client = AsyncClient(settings.homeserver or "", settings.user_id, config=config)
         self.receiver = MatrixReceiver(
-            self.client, access=Access(frozenset(settings.allowed_users)), bus=bus, store=store
+            self.client, access=Access(frozenset(settings.allowed_users)), bus=bus, store=store, notes=notes
         )
         sender = MatrixSender(self.client, bus=bus, store=store)
         self.outbox_worker, self.events_worker = outbox_workers(

@@ -16,8 +16,10 @@ from typing import Any
 
 from nio import AsyncClient, JoinResponse, RoomGetEventResponse, SyncResponse
 
-from bot.bus import INBOUND, Answer, Bus, InboundMessage, Sender, UntrustedPart
+from bot.bus import INBOUND, Answer, Bus, InboundMessage, OutboundMessage, Sender, UntrustedPart, outbound_topic
+from bot.channels.matrix.files import NotFetched, Saved, fetch, is_file
 from bot.store import Store, Strangers
+from vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +49,9 @@ class Access:
 class MatrixReceiver:
     """Puts what a sync delivered on the bus."""
 
-    def __init__(self, client: AsyncClient, *, access: Access, bus: Bus, store: Store) -> None:
+    def __init__(self, client: AsyncClient, *, access: Access, bus: Bus, store: Store, notes: Vault) -> None:
         self._client = client
+        self._notes = notes
         self._access = access
         self._bus = bus
         self._store = store
@@ -112,7 +115,14 @@ class MatrixReceiver:
         answer = await self._answer(room_id, kind, content)
         if kind == "m.reaction" and answer is None:
             return False
-        text = "" if answer is not None else _text(content)
+        saved: Saved | None = None
+        if answer is None and is_file(content):
+            try:
+                saved = await fetch(self._client, self._notes, content, event_id)
+            except NotFetched as exc:
+                await self._tell(room_id, event_id, str(exc))
+                return False
+        text = "" if answer is not None else (_text(content) if saved is None else _with_file(saved))
         if answer is None and not text:
             return False
         untrusted: list[UntrustedPart] = []
@@ -125,10 +135,26 @@ class MatrixReceiver:
             text=text,
             answer=answer,
             untrusted=untrusted,
-            meta={"reply_to": room_id, "event_id": event_id, "msgtype": content.get("msgtype")},
+            meta={
+                "reply_to": room_id,
+                "event_id": event_id,
+                "msgtype": content.get("msgtype"),
+                "attachment": saved.path if saved else None,
+            },
+            audio=saved.audio if saved else None,
+            document=saved.document if saved else None,
+            images=saved.images if saved else [],
         )
         await self._bus.publish(INBOUND, message, conversation=message.conversation, dedupe_key=f"mx:{event_id}")
         return answer is None
+
+    async def _tell(self, room_id: str, event_id: str, text: str) -> None:
+        """Answer from the channel itself (a file it could not take), through the outbox, once per event."""
+        notice = OutboundMessage(
+            channel=CHANNEL, conversation=conversation_of(room_id), recipient=room_id, text=text, kind="notice"
+        )
+        topic = outbound_topic(CHANNEL)
+        await self._bus.publish(topic, notice, conversation=notice.conversation, dedupe_key=f"mx:{event_id}:file")
 
     async def _with_quote(
         self, room_id: str, sender: str, content: dict[str, Any], text: str
@@ -178,6 +204,11 @@ def _text(content: dict[str, Any]) -> str:
             lines.pop(0)
         body = "\n".join(lines).strip()
     return body.strip()
+
+
+def _with_file(saved: Saved) -> str:
+    """A file's message as the model reads it: where the file is kept, then the caption, if any."""
+    return "\n".join([saved.line, *([saved.caption] if saved.caption else [])])
 
 
 def _cut(quoted: str) -> str:

@@ -115,7 +115,12 @@ async def serve(
         matrix = {"homeserver": synapse.url, "user_id": bot.user_id, "password": bot.password, "allowed_users": allowed}
         app = app or await make_app(model, matrix=matrix)
         channel = MatrixChannel(
-            app.settings.matrix, bus=app.bus, store=app.store, data=app.settings.store.path.parent, poll_timeout=1
+            app.settings.matrix,
+            bus=app.bus,
+            store=app.store,
+            notes=app.notes,
+            data=app.settings.store.path.parent,
+            poll_timeout=1,
         )
         worker = app.runner_worker()
         running.append((channel, worker, asyncio.create_task(channel.run()), asyncio.create_task(worker.run())))
