@@ -31,8 +31,8 @@ log = logging.getLogger(__name__)
 # What storing a sync's events can fail with for a while: the token is not kept, the sync is asked again.
 STORE_ERRORS = (sqlite3.Error, OSError, VaultError)
 BACKOFF = Backoff(first=1.0, most=60.0)
-# Up to this many events of each room per sync, so a restart after a while rarely meets a gap.
-SYNC_FILTER = {"room": {"timeline": {"limit": 100}}, "presence": {"types": []}}
+# Events of each room per sync; more that came meanwhile (a restart after a while) are fetched apart.
+TIMELINE_LIMIT = 100
 TYPING_MS = 30_000
 
 
@@ -49,6 +49,7 @@ class MatrixChannel:
         notes: Vault,
         data: Path,
         poll_timeout: float = 30.0,
+        timeline_limit: int = TIMELINE_LIMIT,
         max_attempts: int = 10,
         lease: float = 30.0,
     ) -> None:
@@ -67,6 +68,7 @@ class MatrixChannel:
             bus, CHANNEL, sender, lease=lease, max_attempts=max_attempts
         )
         self._poll_ms = int(poll_timeout * 1000)
+        self._filter = {"room": {"timeline": {"limit": timeline_limit}}, "presence": {"types": []}}
         self.ready = asyncio.Event()
         self.serving_as = ""
         self._stopping = asyncio.Event()
@@ -142,7 +144,7 @@ class MatrixChannel:
                 await self._pause(delay)
                 continue
             try:
-                rooms = await self.receiver.receive(sync)
+                rooms = await self.receiver.receive(sync, token)
                 # Kept only now that every event of this sync is on the bus.
                 await asyncio.to_thread(self._folder.write_token, sync.next_batch)
             except STORE_ERRORS as exc:
@@ -164,7 +166,7 @@ class MatrixChannel:
     async def _sync_once(self, token: str | None) -> object | None:
         """One sync, or None when stopped meanwhile (the first one returns at once)."""
         timeout = self._poll_ms if token is not None and self.ready.is_set() else 0
-        syncing = asyncio.ensure_future(self.client.sync(timeout=timeout, since=token, sync_filter=SYNC_FILTER))
+        syncing = asyncio.ensure_future(self.client.sync(timeout=timeout, since=token, sync_filter=self._filter))
         stopping = asyncio.ensure_future(self._stopping.wait())
         done, _ = await asyncio.wait({syncing, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if syncing not in done:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from nio import AsyncClient, JoinResponse, RoomGetEventResponse, SyncResponse
+from nio import AsyncClient, JoinResponse, MessageDirection, RoomGetEventResponse, RoomMessagesResponse, SyncResponse
 
 from bot.bus import INBOUND, Answer, Bus, InboundMessage, OutboundMessage, Sender, UntrustedPart, outbound_topic
 from bot.channels.matrix.files import NotFetched, Saved, fetch, is_file
@@ -57,17 +57,39 @@ class MatrixReceiver:
         self._store = store
         self._strangers = Strangers(store)
 
-    async def receive(self, sync: SyncResponse) -> list[str]:
-        """Handle every invite and timeline event of ``sync``; the rooms where a message was stored."""
+    async def receive(self, sync: SyncResponse, since: str | None) -> list[str]:
+        """Handle every invite and timeline event of ``sync`` (asked ``since`` that token); the rooms where
+        a message was stored. A room whose timeline the homeserver cut short (``limited``: more came since
+        than a sync carries) has the events in between fetched first, so none is passed over."""
         for room_id, invite in sync.rooms.invite.items():
             await self._invited(room_id, invite.invite_state)
         stored = []
         for room_id, room in sync.rooms.join.items():
-            for event in room.timeline.events:
-                source = getattr(event, "source", None)
+            events = [getattr(event, "source", None) for event in room.timeline.events]
+            if room.timeline.limited and since is not None and room.timeline.prev_batch:
+                events = [*await self._gap(room_id, room.timeline.prev_batch, since), *events]
+            for source in events:
                 if isinstance(source, dict) and await self._event(room_id, source):
                     stored.append(room_id)
         return list(dict.fromkeys(stored))
+
+    async def _gap(self, room_id: str, before: str, since: str) -> list[dict[str, Any]]:
+        """The events of ``room_id`` between the sync token ``since`` and ``before``, oldest first (a
+        failure raises :class:`OSError`: the sync is not kept, and is asked again)."""
+        found: list[dict[str, Any]] = []
+        start = before
+        while True:
+            page = await self._client.room_messages(
+                room_id, start=start, end=since, direction=MessageDirection.back, limit=100
+            )
+            if not isinstance(page, RoomMessagesResponse):
+                raise OSError(f"the homeserver would not give the events of {room_id} missed since the last sync")
+            found += [e.source for e in page.chunk if isinstance(getattr(e, "source", None), dict)]
+            if not page.chunk or not page.end or page.end == start:
+                break
+            start = page.end
+        log.info("matrix: fetched %d events of %s that the sync left out", len(found), room_id)
+        return found[::-1]
 
     async def _invited(self, room_id: str, state: list[Any]) -> None:
         me = self._client.user_id

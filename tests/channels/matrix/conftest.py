@@ -105,11 +105,12 @@ class Served:
 async def serve(
     synapse: Synapse, make_app: Callable[..., Awaitable[App]]
 ) -> AsyncIterator[Callable[..., Awaitable[Served]]]:
-    """The channel and a runner worker on a fresh app (or ``app``, a restart) for a new bot account."""
+    """The channel and a runner worker on a fresh app (or ``app``, a restart) for a new bot account (or
+    ``bot``); ``options`` go to the channel."""
     running: list[tuple[MatrixChannel, Any, asyncio.Task[None], asyncio.Task[None]]] = []
 
     async def start(
-        allowed: list[str], model: Any = None, *, app: App | None = None, bot: Account | None = None
+        allowed: list[str], model: Any = None, *, app: App | None = None, bot: Account | None = None, **options: Any
     ) -> Served:
         bot = bot or await asyncio.to_thread(synapse.register)
         matrix = {"homeserver": synapse.url, "user_id": bot.user_id, "password": bot.password, "allowed_users": allowed}
@@ -121,6 +122,7 @@ async def serve(
             notes=app.notes,
             data=app.settings.store.path.parent,
             poll_timeout=1,
+            **options,
         )
         worker = app.runner_worker()
         running.append((channel, worker, asyncio.create_task(channel.run()), asyncio.create_task(worker.run())))

@@ -44,6 +44,28 @@ async def test_a_restart_redelivers_nothing_and_answers_nothing_twice(serve: Any
     assert (served.app.settings.store.path.parent / "matrix" / "sync-token").stat().st_mode & 0o077 == 0
 
 
+async def test_messages_sent_while_the_bot_was_down_beyond_one_sync_are_all_answered_once(
+    serve: Any, people: Any
+) -> None:
+    """More came meanwhile than one sync carries (here 2 per room): the homeserver cuts the timeline short
+    and the channel fetches the events in between."""
+    ann: Person = await people()
+    served = await serve([ann.user_id], timeline_limit=2)
+    room = await ann.direct_room(served.bot.user_id)
+    await eventually(lambda: _joined(ann, room, served.bot.user_id), "the bot joined")
+    await serve.stop_all()
+    tasks = ["buy bread", "buy eggs", "buy milk", "buy tea", "buy rice"]
+    for text in tasks:
+        await ann.say(room, text)
+
+    again = await serve([ann.user_id], app=served.app, bot=served.bot, timeline_limit=2)
+    replies = await eventually(
+        lambda: _at_least(ann.messages(room, served.bot.user_id), len(tasks)), "every message was answered"
+    )
+    assert [r["body"].split(".md")[0] for r in replies] == [f"Saved to Inbox/{text}" for text in tasks]
+    assert len(await _inbound(again.app)) == len(tasks)
+
+
 async def test_an_invite_from_a_stranger_is_rejected_and_logged(serve: Any, people: Any) -> None:
     ann: Person = await people()
     mallory: Person = await people()
