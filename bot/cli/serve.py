@@ -197,5 +197,6 @@ def _matrix(app: App) -> MatrixChannel:
         store=app.store,
         notes=app.notes,
         data=app.settings.store.path.parent,
+        progress=app.progress,
         lease=app.settings.bus.lease_seconds,
     )

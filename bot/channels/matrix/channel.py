@@ -21,9 +21,11 @@ from bot.bus import Bus
 from bot.channels.matrix.receiver import CHANNEL, Access, MatrixReceiver
 from bot.channels.matrix.sender import MatrixSender
 from bot.channels.matrix.session import Folder, MatrixRefused, log_in
+from bot.channels.matrix.streams import Streams
 from bot.channels.outbox import outbox_workers
 from bot.settings import MatrixSettings
 from bot.store import Store
+from bot.streaming import Progress
 from vault import Vault, VaultError
 
 log = logging.getLogger(__name__)
@@ -37,8 +39,8 @@ TYPING_MS = 30_000
 
 
 class MatrixChannel:
-    """Serves one Matrix account until :meth:`stop`. ``ready`` is set once logged in and synced once,
-    and ``serving_as`` then says it."""
+    """Serves one Matrix account until :meth:`stop`; shows long replies on ``progress`` as they are
+    written. ``ready`` is set once logged in and synced once, and ``serving_as`` then says it."""
 
     def __init__(
         self,
@@ -48,6 +50,8 @@ class MatrixChannel:
         store: Store,
         notes: Vault,
         data: Path,
+        progress: Progress | None = None,
+        stream_interval: float = 1.0,
         poll_timeout: float = 30.0,
         timeline_limit: int = TIMELINE_LIMIT,
         max_attempts: int = 10,
@@ -63,7 +67,8 @@ class MatrixChannel:
         self.receiver = MatrixReceiver(
             self.client, access=Access(frozenset(settings.allowed_users)), bus=bus, store=store, notes=notes
         )
-        sender = MatrixSender(self.client, bus=bus, store=store)
+        self.streams = Streams(self.client, progress, store, interval=stream_interval) if progress else None
+        sender = MatrixSender(self.client, bus=bus, store=store, streams=self.streams)
         self.outbox_worker, self.events_worker = outbox_workers(
             bus, CHANNEL, sender, lease=lease, max_attempts=max_attempts
         )
@@ -88,6 +93,7 @@ class MatrixChannel:
             async with asyncio.TaskGroup() as tasks:
                 for sender in senders:
                     tasks.create_task(sender.run())
+                streaming = tasks.create_task(self.streams.run()) if self.streams is not None else None
                 try:
                     await self._sync()
                     await self._closing.wait()
@@ -95,6 +101,8 @@ class MatrixChannel:
                 finally:
                     for sender in senders:
                         await sender.stop()
+                    if streaming is not None:
+                        streaming.cancel()
         finally:
             await self.client.close()
 

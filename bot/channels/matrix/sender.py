@@ -17,6 +17,7 @@ from nio import AsyncClient, ErrorResponse, RoomSendResponse
 from bot.bus import Bus, Decision, Delivery, Event, Fatal, OutboundMessage, Retry
 from bot.channels.html import markdown_html
 from bot.channels.matrix.receiver import question_key
+from bot.channels.matrix.streams import Streams, edit
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -29,8 +30,10 @@ REFUSED = {"M_FORBIDDEN", "M_UNKNOWN_TOKEN", "M_NOT_FOUND", "M_BAD_JSON", "M_NOT
 class MatrixSender:
     """The handlers of the channel's outbound and events workers."""
 
-    def __init__(self, client: AsyncClient, *, bus: Bus, store: Store) -> None:
+    def __init__(self, client: AsyncClient, *, bus: Bus, store: Store, streams: Streams | None = None) -> None:
+        """``streams``, when replies are shown as they are written, are settled before a run's reply."""
         self._client = client
+        self._streams = streams
         self._bus = bus
         self._store = store
 
@@ -49,13 +52,30 @@ class MatrixSender:
         if message.question is not None:
             text = f"{text}\n\n{HOW_TO_ANSWER}"
         kind = "m.text" if message.kind == "reply" else "m.notice"
-        event_id = await self._send(room, _content(text, kind), tx_id)
+        content = _content(text, kind)
+        if message.kind == "reply" and message.question is None and message.in_reply_to is not None:
+            shown = await self._shown(message.in_reply_to, delivery.id)
+            if shown is not None:  # the reply so far is on screen: it becomes the reply
+                content = edit(shown, content)
+        event_id = await self._send(room, content, tx_id)
         if message.question is not None:
             await self._store.remember_sent(question_key(event_id), room, message.question)
             await self._store.remember_sent(f"question:{message.question}", room, event_id)
         if message.kind == "reply":
             with contextlib.suppress(Exception):  # "typing…" is a courtesy; a reply is sent without it
                 await self._client.room_typing(room, typing_state=False)
+
+    async def _shown(self, inbound: str, delivery: int) -> str | None:
+        """The message showing the reply to ``inbound`` as it was written, if this delivery is the run's
+        first reply (the one that replaces it; a retry of it replaces it again, with the same edit)."""
+        if self._streams is None:
+            return None
+        shown = await self._streams.settle(inbound)
+        if shown is None:
+            return None
+        await self._store.remember_sent(f"matrix-draft-replaced:{inbound}", "", str(delivery))
+        replaced = await self._store.sent(f"matrix-draft-replaced:{inbound}")
+        return shown if replaced is not None and replaced[1] == str(delivery) else None
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply the homeserver would not take, after every attempt: never hidden, it goes in the log."""

@@ -122,6 +122,8 @@ async def serve(
             notes=app.notes,
             data=app.settings.store.path.parent,
             poll_timeout=1,
+            # Replies shown as they are written when a test sets how often: `vaultbot run` always shows them.
+            progress=app.progress if "stream_interval" in options else None,
             **options,
         )
         worker = app.runner_worker()
