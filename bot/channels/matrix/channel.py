@@ -62,8 +62,13 @@ class MatrixChannel:
         self._settings = settings
         self._folder = Folder(data / "matrix")
         # 429s and timeouts come back to this code, which obeys them through the bus or its own backoff.
-        config = AsyncClientConfig(max_limit_exceeded=0, max_timeouts=0, store_sync_tokens=False)
-        self.client = AsyncClient(settings.homeserver or "", settings.user_id, config=config)
+        # Device keys (matrix-nio's store, on vodozemac) live beside the session: encrypted rooms work.
+        config = AsyncClientConfig(
+            max_limit_exceeded=0, max_timeouts=0, store_sync_tokens=False, encryption_enabled=True
+        )
+        self.client = AsyncClient(
+            settings.homeserver or "", settings.user_id, store_path=str(self._folder.keys), config=config
+        )
         self.receiver = MatrixReceiver(
             self.client, access=Access(frozenset(settings.allowed_users)), bus=bus, store=store, notes=notes
         )
@@ -88,6 +93,7 @@ class MatrixChannel:
             await asyncio.to_thread(self._folder.prepare)
             if not await self._log_in():
                 return
+            await asyncio.to_thread(self._folder.tighten_keys)
             users = ", ".join(self._settings.allowed_users)
             self.serving_as = f"Matrix as {self._settings.user_id} on {self._settings.homeserver} for {users}"
             async with asyncio.TaskGroup() as tasks:
@@ -164,12 +170,28 @@ class MatrixChannel:
                 continue
             failures = 0
             token = sync.next_batch
+            await self._exchange_keys()
             for room in rooms:
                 with contextlib.suppress(ClientError, TimeoutError, OSError):
                     await self.client.room_typing(room, typing_state=True, timeout=TYPING_MS)
             if not self.ready.is_set():
                 log.info("matrix: syncing as %s", self._settings.user_id)
                 self.ready.set()
+
+    async def _exchange_keys(self) -> None:
+        """What end-to-end encryption asks after a sync: the bot's keys uploaded, the keys of the devices
+        in its encrypted rooms asked for, sessions with them made, room keys sent to them."""
+        client = self.client
+        try:
+            if client.should_upload_keys:
+                await client.keys_upload()
+            if client.should_query_keys:
+                await client.keys_query()
+            if client.should_claim_keys:
+                await client.keys_claim(client.get_users_for_key_claiming())
+            await client.send_to_device_messages()
+        except (ClientError, TimeoutError, OSError) as exc:  # asked again after the next sync
+            log.warning("matrix: exchanging encryption keys failed (%s)", type(exc).__name__)
 
     async def _sync_once(self, token: str | None) -> object | None:
         """One sync, or None when stopped meanwhile (the first one returns at once)."""

@@ -9,7 +9,8 @@ import mimetypes
 from dataclasses import dataclass
 from typing import Any
 
-from nio import AsyncClient, DownloadResponse
+from nio import AsyncClient, DownloadResponse, EncryptionError
+from nio.crypto import decrypt_attachment
 
 from bot.bus import Audio, Document
 from bot.images import is_image_path
@@ -60,8 +61,11 @@ class Saved:
 
 
 def is_file(content: dict[str, Any]) -> bool:
-    """Whether a message's content is a file of a kind the channel keeps."""
-    return content.get("msgtype") in MSGTYPES and isinstance(content.get("url"), str)
+    """Whether a message's content is a file of a kind the channel keeps (in an encrypted room, the
+    file is encrypted too, and its ``file`` holds its address and key)."""
+    encrypted = content.get("file")
+    url = encrypted.get("url") if isinstance(encrypted, dict) else content.get("url")
+    return content.get("msgtype") in MSGTYPES and isinstance(url, str)
 
 
 async def fetch(client: AsyncClient, notes: Vault, content: dict[str, Any], event_id: str) -> Saved:
@@ -73,17 +77,27 @@ async def fetch(client: AsyncClient, notes: Vault, content: dict[str, Any], even
     size = info.get("size")
     if isinstance(size, int) and size > MAX_BYTES:
         raise NotFetched(f"That {_noun(kind)} is too big for me: I take files up to {MAX_BYTES // 1048576} MB.")
-    got = await client.download(mxc=content["url"])
+    encrypted = content.get("file") if isinstance(content.get("file"), dict) else None
+    got = await client.download(mxc=(encrypted or content)["url"])
     if not isinstance(got, DownloadResponse) or not isinstance(got.body, bytes):
         raise NotFetched(f"I could not fetch that {_noun(kind)} from the homeserver ({got}).")
     if len(got.body) > MAX_BYTES:
         raise NotFetched(f"That {_noun(kind)} is too big for me: I take files up to {MAX_BYTES // 1048576} MB.")
+    data = got.body if encrypted is None else await asyncio.to_thread(_decrypted, got.body, encrypted, kind)
     body = content.get("body") if isinstance(content.get("body"), str) else ""
     filename = content.get("filename") if isinstance(content.get("filename"), str) else None
     name = _named(filename or body or f"{kind} {event_id[1:9]}", info.get("mimetype"))
     caption = body if filename and body and body != filename else ""
-    path = await asyncio.to_thread(notes.save_attachment, ATTACHMENTS, name, got.body)
+    path = await asyncio.to_thread(notes.save_attachment, ATTACHMENTS, name, data)
     return Saved(path=path, kind=kind, caption=caption)
+
+
+def _decrypted(ciphertext: bytes, file: dict[str, Any], kind: str) -> bytes:
+    """An encrypted room's file, decrypted with the key its message carries (and checked by its hash)."""
+    try:
+        return bytes(decrypt_attachment(ciphertext, file["key"]["k"], file["hashes"]["sha256"], file["iv"]))
+    except (EncryptionError, KeyError, TypeError, ValueError) as exc:
+        raise NotFetched(f"I could not decrypt that {_noun(kind)} ({type(exc).__name__}).") from None
 
 
 def _named(name: str, mimetype: object) -> str:

@@ -94,8 +94,5 @@ async def _rooms(client: AsyncClient, settings: MatrixSettings) -> list[Probe]:
         for room in rooms:
             encrypted = isinstance(await client.room_get_state_event(room, "m.room.encryption"),
                                    RoomGetStateEventResponse)
-            if encrypted:
-                found.append(Probe("matrix rooms", False, f"{room} with {user} is encrypted: not served yet"))
-            else:
-                found.append(Probe("matrix rooms", True, f"{room} with {user}: joined"))
+            found.append(Probe("matrix rooms", True, f"{room} with {user}: joined{', encrypted' if encrypted else ''}"))
     return found

@@ -27,6 +27,10 @@ CHANNEL = "matrix"
 # A reaction that answers a question for consent, and the first word of a reply that does.
 REACTIONS = {"✅": "allow", "✔️": "allow", "👍": "allow", "❌": "deny", "✖️": "deny", "👎": "deny"}
 WORDS = {"allow": "allow", "yes": "allow", "deny": "deny", "no": "deny"}
+UNDECRYPTABLE = (
+    "I could not decrypt a message of yours: its keys did not reach my device. Please send it again "
+    "(and, if this keeps happening, make sure your client sends keys to unverified devices)."
+)
 _FIRST_WORD = re.compile(r"\W*([^\W\d_]+)")
 
 
@@ -123,7 +127,7 @@ class MatrixReceiver:
         event_id = event.get("event_id")
         if not isinstance(sender, str) or not isinstance(event_id, str) or sender == self._client.user_id:
             return False
-        if kind not in ("m.room.message", "m.reaction"):
+        if kind not in ("m.room.message", "m.reaction", "m.room.encrypted"):
             return False
         content = event.get("content") or {}
         if not self._access.serves(sender):
@@ -131,6 +135,10 @@ class MatrixReceiver:
             await self._strangers.refuse(
                 channel=CHANNEL, sender=sender, who=f"Matrix user {sender}", conversation=conversation_of(room_id)
             )
+            return False
+        if kind == "m.room.encrypted":  # still encrypted: its keys never reached this device
+            log.warning("matrix: could not decrypt event %s of %s in %s", event_id, sender, room_id)
+            await self._tell(room_id, event_id, UNDECRYPTABLE)
             return False
         if content.get("msgtype") == "m.notice":  # a bot's message, by Matrix's convention: never answered
             return False
@@ -171,12 +179,13 @@ class MatrixReceiver:
         return answer is None
 
     async def _tell(self, room_id: str, event_id: str, text: str) -> None:
-        """Answer from the channel itself (a file it could not take), through the outbox, once per event."""
+        """Answer from the channel itself (a file it could not take, a message it could not decrypt),
+        through the outbox, once per event."""
         notice = OutboundMessage(
             channel=CHANNEL, conversation=conversation_of(room_id), recipient=room_id, text=text, kind="notice"
         )
         topic = outbound_topic(CHANNEL)
-        await self._bus.publish(topic, notice, conversation=notice.conversation, dedupe_key=f"mx:{event_id}:file")
+        await self._bus.publish(topic, notice, conversation=notice.conversation, dedupe_key=f"mx:{event_id}:told")
 
     async def _with_quote(
         self, room_id: str, sender: str, content: dict[str, Any], text: str

@@ -1,4 +1,5 @@
-"""The bot's login and the sync token, kept in the data folder: ``<data>/matrix/``, owner-only.
+"""The bot's login, the sync token and the device's encryption keys, kept in the data folder:
+``<data>/matrix/``, owner-only.
 
 A password login is made once; its access token and device id are kept (``session.json``) so a
 restart is the same device (a new device per start would pile up in the person's device list and
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from nio import AsyncClient, LoginResponse, WhoamiResponse
 
-from bot.private_files import make_private_folder, open_private
+from bot.private_files import make_private_folder, open_private, tighten
 from bot.settings import MatrixSettings
 
 
@@ -40,9 +41,20 @@ class Folder:
         """The access token and device id of the bot's login."""
         return self.path / "session.json"
 
+    @property
+    def keys(self) -> Path:
+        """matrix-nio's store of the device's encryption keys and the sessions with other devices."""
+        return self.path / "keys"
+
     def prepare(self) -> None:
-        """Make the folder, owner-only (blocking)."""
+        """Make the folders, owner-only (blocking)."""
         make_private_folder(self.path)
+        make_private_folder(self.keys)
+
+    def tighten_keys(self) -> None:
+        """The key store's files owner-only, whatever the umask they were made with (blocking)."""
+        for file in self.keys.iterdir():
+            tighten(file)
 
     def read_token(self) -> str | None:
         """The kept sync token, or None before the first sync (blocking)."""
