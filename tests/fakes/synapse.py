@@ -140,6 +140,8 @@ class Synapse:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
+                # Synapse's own interpreter and packages only: a PYTHONPATH of the test run's would mix them.
+                env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")},
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -111,6 +111,9 @@ class MatrixChannel:
                         streaming.cancel()
         finally:
             await self.client.close()
+            # matrix-nio closes its HTTP session but leaves the key store's database open.
+            if self.client.store is not None:
+                self.client.store.database.close()
 
     def stop_receiving(self) -> None:
         """Stop syncing; replies go on being sent until :meth:`stop`."""

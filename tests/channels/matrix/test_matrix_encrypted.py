@@ -83,6 +83,8 @@ async def test_an_encrypted_room_is_served(serve: Any, synapse: Synapse, tmp_pat
         assert [f for f in folder.iterdir() if f.stat().st_mode & 0o077] == []
     finally:
         await ann.close()
+        if ann.store is not None:  # matrix-nio leaves its key store's database open
+            ann.store.database.close()
 
 
 async def _async(value: bool) -> bool:
