@@ -31,6 +31,8 @@ SECRETS = {
     ("mcp", "servers", "*", "env", "*"),
     ("mcp", "servers", "*", "headers", "*"),
     ("email", "password"),
+    ("matrix", "password"),
+    ("matrix", "access_token"),
 }
 
 
@@ -64,6 +66,10 @@ VARIABLES = [
      "VAULTBOT_EMAIL (imap_port): expected a whole number, got 'x'"),
     ("mail password not text", "VAULTBOT_EMAIL", json.dumps({"password": [SECRET]}),
      "VAULTBOT_EMAIL (password): expected text (the value is not shown: it is a secret)"),
+    ("matrix password not text", "VAULTBOT_MATRIX", json.dumps({"password": [SECRET]}),
+     "VAULTBOT_MATRIX (password): expected text (the value is not shown: it is a secret)"),
+    ("matrix token beside a bad id", "VAULTBOT_MATRIX", json.dumps({"access_token": SECRET, "user_id": "ann"}),
+     "VAULTBOT_MATRIX (user_id): expected a Matrix user id such as @ann:example.org, got 'ann'"),
     ("transcription key not text", "VAULTBOT_TRANSCRIBE", json.dumps({"api_key": {"k": SECRET}}),
      "VAULTBOT_TRANSCRIBE (api_key): expected text (the value is not shown: it is a secret)"),
     ("mcp: an unknown key", "VAULTBOT_MCP__SERVERS", server(comand="npx"),

@@ -44,12 +44,20 @@ SAMPLES = {
     "VAULTBOT_EMAIL__ADDRESS": "bot@example.org",
     "VAULTBOT_EMAIL__ALLOWED_SENDERS": '["ann@example.com"]',
     "VAULTBOT_EMAIL__REQUIRE_AUTHENTICATED": "false",
+    "VAULTBOT_MATRIX__HOMESERVER": "https://matrix.example.org",
+    "VAULTBOT_MATRIX__USER_ID": "@vaultbot:example.org",
+    "VAULTBOT_MATRIX__ALLOWED_USERS": '["@ann:example.org"]',
     "VAULTBOT_BACKUP__EVERY": "1d",
     "VAULTBOT_BACKUP__KEEP": "3",
 }
 # Settings that are refused alone: the other variables that must be set with them.
 COMPANIONS = {
     "VAULTBOT_TELEGRAM__WEBHOOK_URL": {"VAULTBOT_TELEGRAM__WEBHOOK_SECRET": "a-secret-of-sixteen"},
+    "VAULTBOT_MATRIX__HOMESERVER": {
+        "VAULTBOT_MATRIX__HOMESERVER": "https://matrix.example.org",
+    "VAULTBOT_MATRIX__USER_ID": "@vaultbot:example.org",
+        "VAULTBOT_MATRIX__PASSWORD": "a-password",
+    },
     "VAULTBOT_EMAIL__IMAP_HOST": {
         "VAULTBOT_EMAIL__SMTP_HOST": "smtp.example.org",
         "VAULTBOT_EMAIL__USERNAME": "bot@example.org",

@@ -196,12 +196,27 @@ def run_command(ctx: click.Context) -> None:
             err=True,
         )
         ctx.exit(2)
-    if settings.telegram.token is None and not settings.email.enabled:
+    if settings.matrix.enabled and not settings.matrix.allowed_users:
         click.echo(
-            "vaultbot: no channel is configured (set VAULTBOT_TELEGRAM__TOKEN or VAULTBOT_EMAIL__IMAP_HOST); "
+            "vaultbot: VAULTBOT_MATRIX__ALLOWED_USERS is empty, so the bot would serve no one; "
+            "add your own Matrix id, such as [\"@you:example.org\"] (see the README).",
+            err=True,
+        )
+        ctx.exit(2)
+    if settings.telegram.token is None and not settings.email.enabled and not settings.matrix.enabled:
+        click.echo(
+            "vaultbot: no channel is configured (set VAULTBOT_TELEGRAM__TOKEN, VAULTBOT_EMAIL__IMAP_HOST or "
+            "VAULTBOT_MATRIX__HOMESERVER); "
             "serving the message bus only. Use `vaultbot chat` to talk in this terminal.",
             err=True,
         )
+
+    # A login or token to fix is a start-up problem like a bad setting (matrix-nio is loaded only when on).
+    refused: tuple[type[Exception], ...] = (TelegramRefused,)
+    if settings.matrix.enabled:
+        from bot.channels.matrix import MatrixRefused
+
+        refused = (TelegramRefused, MatrixRefused)
 
     async def main() -> None:
         with only_run(settings.store.path.parent):
@@ -214,7 +229,7 @@ def run_command(ctx: click.Context) -> None:
     except* TelegramConflict as group:
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(1)
-    except* TelegramRefused as group:  # a token or address to fix: a start-up problem like a bad setting
+    except* refused as group:  # a token or address to fix: a start-up problem like a bad setting
         click.echo(f"vaultbot: {_leaves(group)[0]}", err=True)
         ctx.exit(2)
     except* CannotListen as group:  # a port in use: a start-up problem like a bad setting

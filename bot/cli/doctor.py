@@ -55,6 +55,7 @@ async def diagnose(settings: Settings, clock: Clock | None = None) -> list[Check
         *await _money(settings, clock),
         *await _mcp(settings),
         *await _email_servers(settings),
+        *await _matrix(settings),
     ]
 
 
@@ -383,3 +384,17 @@ async def _email_servers(settings: Settings) -> list[Check]:
     from bot.channels.email import probe
 
     return [Check(found.name, found.ok, found.detail) for found in await probe(settings.email, timeout=DOCTOR_TIMEOUT)]
+
+
+async def _matrix(settings: Settings) -> list[Check]:
+    """The Matrix login and the room with each allowlisted person, when the channel is on: nothing is sent."""
+    matrix = settings.matrix
+    if not matrix.enabled:
+        return []
+    if not matrix.allowed_users:
+        empty = "homeserver set but VAULTBOT_MATRIX__ALLOWED_USERS is empty: nobody would be served"
+        return [Check("matrix", False, empty)]
+    from bot.channels.matrix import probe
+
+    found = await probe(matrix, settings.store.path.parent, timeout=DOCTOR_TIMEOUT)
+    return [Check(line.name, line.ok, line.detail) for line in found]

@@ -19,6 +19,7 @@ from bot.runner import CaptureModel
 
 if TYPE_CHECKING:
     from bot.channels.email import EmailChannel
+    from bot.channels.matrix import MatrixChannel
     from bot.web import ReviewServer
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,11 @@ def configuration(app: App) -> dict[str, Any]:
         "model": app.model.name,
         "channels": [
             name
-            for name, on in (("telegram", settings.telegram.token is not None), ("email", settings.email.enabled))
+            for name, on in (
+                ("telegram", settings.telegram.token is not None),
+                ("email", settings.email.enabled),
+                ("matrix", settings.matrix.enabled),
+            )
             if on
         ],
         "budget_daily_usd": settings.budget.daily_usd,
@@ -100,6 +105,8 @@ async def _serve(
     channels: list[Channel] = [_telegram(app, tell)] if app.settings.telegram.token is not None else []
     if app.settings.email.enabled:
         channels.append(_email(app, tell))
+    if app.settings.matrix.enabled:
+        channels.append(_matrix(app))
     async with asyncio.TaskGroup() as tasks:
         for worker in workers:
             tasks.create_task(worker.run())
@@ -173,4 +180,19 @@ def _email(app: App, tell: Callable[[str], None]) -> EmailChannel:
         notes=app.notes,
         lease=app.settings.bus.lease_seconds,
         tell=tell,
+    )
+
+
+def _matrix(app: App) -> MatrixChannel:
+    # Imported when the channel is on, as the e-mail channel is: matrix-nio and aiohttp cost a run without it.
+    from bot.channels.matrix import MatrixChannel
+
+    return MatrixChannel(
+        app.settings.matrix,
+        bus=app.bus,
+        store=app.store,
+        notes=app.notes,
+        data=app.settings.store.path.parent,
+        progress=app.progress,
+        lease=app.settings.bus.lease_seconds,
     )

@@ -486,6 +486,67 @@ class EmailSettings(BaseModel):
         return self.imap_host is not None
 
 
+# A Matrix user id: ``@localpart:server`` (the server name may carry a port).
+MATRIX_USER_ID = re.compile(r"@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:\d{1,5})?|@[^:\s]+:\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
+
+
+def _a_matrix_id(value: str) -> str:
+    user = value.strip()
+    if not MATRIX_USER_ID.fullmatch(user):
+        raise ValueError("expected a Matrix user id such as @ann:example.org")
+    return user
+
+
+class MatrixSettings(BaseModel):
+    """The Matrix channel: the bot's own account on a homeserver, syncing, in direct rooms with the
+    allowlisted people. On when ``homeserver`` is set."""
+
+    homeserver: str | None = Field(None, description="The bot's homeserver; the channel is on when it is set.")
+    user_id: str | None = Field(None, description="The bot's own account, such as @vaultbot:example.org.")
+    password: Secret = Field(None, description="Its password (or give an access token instead).")
+    access_token: Secret = Field(None, description="An access token of the account, instead of the password.")
+    allowed_users: list[str] = Field(default_factory=list, description="Matrix user ids that are served.")
+    device_name: str = Field("vaultbot", min_length=1, max_length=100, description="The name of the bot's device.")
+
+    @field_validator("homeserver")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        address = v.strip().rstrip("/")
+        if not _bot_api_address(address + "/", "/"):
+            raise ValueError("expected the homeserver's address, such as https://matrix.example.org")
+        return address
+
+    @field_validator("user_id")
+    @classmethod
+    def _user(cls, v: str | None) -> str | None:
+        return None if v is None or not v.strip() else _a_matrix_id(v)
+
+    @field_validator("allowed_users")
+    @classmethod
+    def _users(cls, v: list[str]) -> list[str]:
+        return list(dict.fromkeys(_a_matrix_id(user) for user in v))
+
+    @model_validator(mode="after")
+    def _complete(self) -> MatrixSettings:
+        if self.homeserver is None:
+            return self
+        if self.user_id is None:
+            raise ValueError("VAULTBOT_MATRIX__HOMESERVER is set without VAULTBOT_MATRIX__USER_ID: set it too")
+        if self.password is None and self.access_token is None:
+            raise ValueError(
+                "VAULTBOT_MATRIX__HOMESERVER is set without VAULTBOT_MATRIX__PASSWORD or "
+                "VAULTBOT_MATRIX__ACCESS_TOKEN: set one of them"
+            )
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the Matrix channel is on: a homeserver is set."""
+        return self.homeserver is not None
+
+
 MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9-]{1,32}")
 
 
@@ -569,6 +630,7 @@ class Settings(BaseSettings):
     clip: ClipSettings = Field(default_factory=ClipSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     email: EmailSettings = Field(default_factory=EmailSettings)
+    matrix: MatrixSettings = Field(default_factory=MatrixSettings)
     backup: BackupSettings = Field(default_factory=BackupSettings)
     timezone: str | None = Field(None, description="The user's IANA time zone; the machine's when unset.")
     # The SDK's own variables, honoured as the SDK names them.

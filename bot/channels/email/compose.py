@@ -15,29 +15,14 @@ import re
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
-from typing import Any
-
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import escapeHtml
 
 from bot.bus import Button
 from bot.channels.email.ledger import Thread
+from bot.channels.html import markdown_html
 
 # A subject for a mail that joins no thread (a reminder in a conversation that never mailed a subject).
 FIRST_SUBJECT = "vaultbot"
 _REPLIED = re.compile(r"^\s*(re|aw|sv|antw)\s*:", re.IGNORECASE)
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
-
-
-def _image_as_link(renderer: Any, tokens: list[Any], index: int, options: Any, env: Any) -> str:
-    """An image as a link to its address, its alt text as the link's words (the address when it has none)."""
-    token = tokens[index]
-    address = str(token.attrGet("src") or "")
-    words = renderer.renderInlineAsText(token.children or [], options, env) or address
-    return f'<a href="{escapeHtml(_MARKDOWN.normalizeLink(address))}">{escapeHtml(words)}</a>'
-
-
-_MARKDOWN.add_render_rule("image", _image_as_link)
 _HTML = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"></head>
 <body style="font-family: -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif; line-height: 1.45">
@@ -73,7 +58,7 @@ def reply_mail(
     # Asks Exchange and Outlook not to send out-of-office and other automatic answers to it.
     mail["X-Auto-Response-Suppress"] = "All"
     mail.set_content(text)
-    mail.add_alternative(_HTML.format(body=_MARKDOWN.render(text)), subtype="html")
+    mail.add_alternative(_HTML.format(body=markdown_html(text)), subtype="html")
     return mail
 
 
