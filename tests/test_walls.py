@@ -88,12 +88,9 @@ def test_a_channel_importing_the_runner_and_the_vault_importing_the_bot_fail_the
 
 
 def test_a_channel_importing_another_fails_the_walls(tmp_path: Path) -> None:
-    # Matrix is named before it is written: once it is, it is held to the same wall.
     code = copy_of_the_code(tmp_path)
     add_line(code / "bot" / "channels" / "email" / "sender.py", "from bot.channels.telegram import render")
-    matrix = code / "bot" / "channels" / "matrix"
-    matrix.mkdir()
-    (matrix / "__init__.py").write_text("from bot.channels.email import CHANNEL\n")
+    add_line(code / "bot" / "channels" / "matrix" / "__init__.py", "from bot.channels.email import CHANNEL")
     done = run("lint-imports", "--no-cache", cwd=code)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "No channel imports another: they share only the channel core BROKEN" in done.stdout
