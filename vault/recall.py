@@ -267,7 +267,7 @@ class Recall:
             for number, space in enumerate(self._spaces)
             if space.loaded and space.store is not None and len(space.store)
         }
-        across = self._across is not None and len(self._spaces) > 1 and len(self._across) > 0
+        across = self._across is not None and len(self._spaces) > 1 and not self._across.empty
         if (len(vectors) > 1 or across) and reads_as_english(text, english_words):
             return Probe(vectors, {0: OTHER_LANGUAGE} if len(vectors) > 1 else {})
         if not across:
