@@ -5,15 +5,15 @@ The English model knows English only, so a German question finds an English note
 all; the multilingual model places a sentence and its translation close together (docs/search.md: 6 of 12
 German, French and Spanish questions' English pages by meaning alone, against 2 for the English model). Its
 512-number rows as int8 would add 81 MB at 100,000 English notes, over the memory budget. In memory each
-chunk keeps the sign of each number (64 bytes), in the row the English model's vectors of the same chunk hold
-in their store, so the notes' paths and rows are not kept twice (a store of its own took 32 MB at 100,000
-notes, these bits 10 MB). A question's nearest rows by the bits they share (XOR and popcount over every row)
+chunk keeps 256 sign bits (32 bytes, :func:`signs`), in the row the English model's vectors of the same chunk
+hold in their store, so the notes' paths and rows are not kept twice (a store of its own took 32 MB at 100,000
+notes, these bits 5 MB). A question's nearest rows by the bits they share (XOR and popcount over every row)
 are scored again exactly from the int8 rows in the file: search ranks with the cosine similarity, as for
 every other vector.
 
 The bits are read from the file when the first question that needs them comes (one that does not read as
-English), not when the vault opens: a person who asks only in English never holds them (11.5 MB at 100,000
-notes). Until then a note's new vectors go to the file only, and that first read finds them there.
+English), not when the vault opens: a person whose questions all read as English never holds them (6.5 MB
+at 100,000 notes). Until then a note's new vectors go to the file only, and that first read finds them there.
 """
 
 from __future__ import annotations
@@ -29,6 +29,14 @@ from vault.vectors import Neighbour, VectorStore, quantise
 
 log = logging.getLogger(__name__)
 
+
+def signs(rows: np.ndarray) -> np.ndarray:
+    """Half as many sign bits as ``rows`` have numbers, packed: the sign of each number plus the one half a row
+    further on (a hyperplane through both, so every number counts; 32 bytes a 512-number row, where a bit for
+    each number took twice that, 10 MB at 100,000 notes)."""
+    half = rows.shape[1] // 2
+    return np.packbits(rows[:, :half].astype(np.int16) + rows[:, half:] > 0, axis=1)
+
 # Rows drawn by their bits before scoring their notes exactly: 200 indexed reads cost a few milliseconds.
 _DRAWN = 200
 
@@ -39,7 +47,7 @@ class SignStore(VectorStore):
 
     def __init__(self, path: Path, *, model: str, dim: int, rows_of: VectorStore) -> None:
         self._rows_of = rows_of
-        self._bits = np.zeros((0, dim // 8), dtype=np.uint8)
+        self._bits = np.zeros((0, dim // 16), dtype=np.uint8)
         # The note each row of bits was set for, to tell them from a row the English store gave another note.
         self._holders: list[str | None] = []
         self._held = 0  # rows whose bits were set for a note
@@ -73,7 +81,7 @@ class SignStore(VectorStore):
             slots = [slot for slot, _ in placed]
             rows = np.frombuffer(b"".join(vector for _, vector in placed), dtype=np.int8).reshape(len(placed), -1)
             self._grow()
-            self._bits[slots] = np.packbits(rows > 0, axis=1)
+            self._bits[slots] = signs(rows)
             for slot, holder in zip(slots, self._rows_of.owners(slots), strict=True):
                 self._held += self._holders[slot] is None
                 self._holders[slot] = holder
@@ -100,7 +108,7 @@ class SignStore(VectorStore):
         if not self._read or len(slots) != len(rows):
             return
         self._grow()
-        self._bits[slots] = np.packbits(rows > 0, axis=1)
+        self._bits[slots] = signs(rows)
         # The English store's own string for the path: one read from this file would be a second copy of every
         # path (and keep the heap that reading the file used: 38 MB at 100,000 notes where the bits take 10).
         holder = self._rows_of.owners(slots[:1])[0]
@@ -144,7 +152,7 @@ class SignStore(VectorStore):
             self._read_bits()
             if not self._held:
                 return []
-            bits = np.packbits(quantise(query[None, :])[0] > 0, axis=1).view(np.uint64)
+            bits = signs(quantise(query[None, :])[0]).view(np.uint64)
             apart = np.bitwise_count(self._bits.view(np.uint64) ^ bits).sum(axis=1, dtype=np.int32)
             take = min(len(apart), max(limit * 8, 2 * _DRAWN))
             drawn = np.argpartition(apart, take - 1)[:take]
