@@ -16,8 +16,10 @@ from typing import Any
 
 from nio import AsyncClient, JoinResponse, MessageDirection, RoomGetEventResponse, RoomMessagesResponse, SyncResponse
 
-from bot.bus import INBOUND, Answer, Bus, InboundMessage, OutboundMessage, Sender, UntrustedPart, outbound_topic
+from bot.bus import INBOUND, Answer, Bus, InboundMessage, Sender, UntrustedPart
+from bot.channels.conversations import conversation_id
 from bot.channels.matrix.files import NotFetched, Saved, fetch, is_file
+from bot.channels.notices import tell
 from bot.store import Store, Strangers
 from vault import Vault
 
@@ -165,12 +167,9 @@ class MatrixReceiver:
             text=text,
             answer=answer,
             untrusted=untrusted,
-            meta={
-                "reply_to": room_id,
-                "event_id": event_id,
-                "msgtype": content.get("msgtype"),
-                "attachment": saved.path if saved else None,
-            },
+            meta={"event_id": event_id, "msgtype": content.get("msgtype")},
+            reply_to=room_id,
+            attachments=[saved.attachment] if saved else [],
             audio=saved.audio if saved else None,
             document=saved.document if saved else None,
             images=saved.images if saved else [],
@@ -181,11 +180,14 @@ class MatrixReceiver:
     async def _tell(self, room_id: str, event_id: str, text: str) -> None:
         """Answer from the channel itself (a file it could not take, a message it could not decrypt),
         through the outbox, once per event."""
-        notice = OutboundMessage(
-            channel=CHANNEL, conversation=conversation_of(room_id), recipient=room_id, text=text, kind="notice"
+        await tell(
+            self._bus,
+            channel=CHANNEL,
+            conversation=conversation_of(room_id),
+            recipient=room_id,
+            text=text,
+            dedupe_key=f"mx:{event_id}:told",
         )
-        topic = outbound_topic(CHANNEL)
-        await self._bus.publish(topic, notice, conversation=notice.conversation, dedupe_key=f"mx:{event_id}:told")
 
     async def _with_quote(
         self, room_id: str, sender: str, content: dict[str, Any], text: str
@@ -248,4 +250,4 @@ def _cut(quoted: str) -> str:
 
 def conversation_of(room_id: str) -> str:
     """The bus conversation of a Matrix room."""
-    return f"{CHANNEL}:{room_id}"
+    return conversation_id(CHANNEL, room_id)
