@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bot.backup.archive import Manifest, read_archive
 from bot.backup.errors import BadArchive, TargetNotEmpty
-from bot.backup.take import ENV_FILE, STORE_MEMBER, config_files
+from bot.backup.take import ENV_FILE, MATRIX_MEMBER, STORE_MEMBER, config_files, matrix_folder
 from bot.db import WAL_FILES
 from bot.private_files import FILE_MODE, make_private_folder, open_private
 from bot.settings import Settings
@@ -59,6 +59,8 @@ async def restore(settings: Settings, archive: Path) -> Restored:
     manifest = await verify(archive)
     if STORE_MEMBER not in manifest.files:
         raise BadArchive(f"{archive} holds no store; it is not a vaultbot backup.")
+    if any(name.startswith(f"{MATRIX_MEMBER}/") for name in manifest.files):
+        await asyncio.to_thread(_refuse_a_matrix_login, matrix_folder(settings))
     return await asyncio.to_thread(_write_all, settings, archive, manifest)
 
 
@@ -78,6 +80,15 @@ def _refuse_unless_empty(settings: Settings) -> None:
         )
 
 
+def _refuse_a_matrix_login(folder: Path) -> None:
+    """A Matrix login already there is never mixed with the backup's (its keys are another device's)."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise TargetNotEmpty(
+            f"{folder} is not empty: vaultbot restore puts the backup's Matrix login there only when it is "
+            "(move it away to restore the backup's)."
+        )
+
+
 def _write_all(settings: Settings, archive: Path, manifest: Manifest) -> Restored:
     restored = Restored()
     root = settings.vault.path
@@ -86,6 +97,7 @@ def _write_all(settings: Settings, archive: Path, manifest: Manifest) -> Restore
     pending_store = store.with_name(f".{store.name}.restoring")
     pending_store.unlink(missing_ok=True)
     targets = {**{name: path for name, path in config_files(settings)}, "secrets/.env": ENV_FILE}
+    matrix = matrix_folder(settings)
 
     def write(name: str, data: bytes) -> None:
         if hashlib.sha256(data).hexdigest() != manifest.files[name]["sha256"]:
@@ -99,6 +111,11 @@ def _write_all(settings: Settings, archive: Path, manifest: Manifest) -> Restore
             if private:
                 make_private_folder(root / PRIVATE_DIR)
             _create(root / rel, data, private=private)
+        elif name.startswith(f"{MATRIX_MEMBER}/"):
+            path = matrix / name.removeprefix(f"{MATRIX_MEMBER}/")
+            for folder in [*path.relative_to(matrix).parents][::-1]:
+                make_private_folder(matrix / folder)
+            _create(path, data, private=True)
         elif name in targets:
             _config(targets[name], data, restored)
             return

@@ -36,10 +36,22 @@ from bot.private_files import make_private_folder
 from bot.settings import Settings, config_file
 from vault import PRIVATE_DIR
 
-__all__ = ["ENV_FILE", "STORE_MEMBER", "Backup", "archive_name", "config_files", "take_backup"]
+__all__ = [
+    "ENV_FILE",
+    "MATRIX_MEMBER",
+    "STORE_MEMBER",
+    "Backup",
+    "archive_name",
+    "config_files",
+    "matrix_folder",
+    "take_backup",
+]
 
 STORE_MEMBER = "store/vaultbot.db"
 ENV_FILE = Path(".env")
+# The Matrix channel's folder (its login's access token, its device keys, its sync token), in the archive
+# only with the secrets: a copy of it is that device, able to read the person's encrypted rooms.
+MATRIX_MEMBER = "secrets/matrix"
 SUFFIX = ".tar.gz"
 # In the vault's own folder: rebuilt on start (the search index), or only in use while it runs.
 _NOT_KEPT = frozenset({"staging", "locks", "index.db"})
@@ -137,6 +149,8 @@ def _write(settings: Settings, backup: Backup, store_copy: Path, now: datetime) 
         writer.add_file(STORE_MEMBER, store_copy)
         _add_vault(writer, settings.vault.path.resolve(), backup, store_copy.parent)
         _add_config(writer, settings, backup)
+        if backup.with_secrets:
+            _add_matrix(writer, matrix_folder(settings), backup, store_copy.parent)
         backup.files = len(writer.manifest.files)
         backup.content_bytes = writer.manifest.size
         backup.archive_bytes = writer.finish(
@@ -165,7 +179,7 @@ def _add_vault(writer: ArchiveWriter, root: Path, backup: Backup, scratch: Path)
             if name.startswith(".vault-") and name.endswith(".tmp"):  # a write in progress
                 continue
             if private and name.endswith(".db"):
-                _add_database(writer, path, f"vault/{rel}", scratch, backup)
+                _add_database(writer, path, f"vault/{rel}", scratch, backup, lost="it is rebuilt from the notes")
             else:
                 _add_live_file(writer, path, f"vault/{rel}", backup)
 
@@ -191,14 +205,16 @@ def _add_live_file(writer: ArchiveWriter, path: Path, name: str, backup: Backup)
     writer.add_bytes(name, data, info.st_mtime)
 
 
-def _add_database(writer: ArchiveWriter, path: Path, name: str, scratch: Path, backup: Backup) -> None:
+def _add_database(writer: ArchiveWriter, path: Path, name: str, scratch: Path, backup: Backup, *, lost: str) -> None:
+    """The SQLite database at ``path`` as one instant of it; one that cannot be read is left out, and
+    the backup says so and what that costs (``lost``)."""
     copy = scratch / f"{len(writer.manifest.files)}.db"
     try:
         with closing(sqlite3.connect(path)) as source, closing(sqlite3.connect(copy)) as target:
             source.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             source.backup(target)
     except sqlite3.Error as exc:
-        backup.left_out.append(f"{name} ({exc}; it is rebuilt from the notes)")
+        backup.left_out.append(f"{name} ({exc}; {lost})")
         return
     writer.add_file(name, copy)
 
@@ -218,6 +234,27 @@ def _add_config(writer: ArchiveWriter, settings: Settings, backup: Backup) -> No
             _add_live_file(writer, path, name, backup)
     if backup.with_secrets and ENV_FILE.is_file():
         _add_live_file(writer, ENV_FILE, "secrets/.env", backup)
+
+
+def _add_matrix(writer: ArchiveWriter, folder: Path, backup: Backup, scratch: Path) -> None:
+    """The Matrix channel's files: the key store (SQLite, which matrix-nio writes as it syncs) by SQLite's
+    backup, the rest read whole; a write in progress and SQLite's side files are not kept."""
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.rglob("*")):
+        name = path.name
+        if path.is_symlink() or not path.is_file() or name.endswith((*_SIDE_FILES, ".tmp")):
+            continue
+        member = f"{MATRIX_MEMBER}/{path.relative_to(folder).as_posix()}"
+        if name.endswith(".db"):
+            _add_database(writer, path, member, scratch, backup, lost="encrypted rooms need the bot to log in anew")
+        else:
+            _add_live_file(writer, path, member, backup)
+
+
+def matrix_folder(settings: Settings) -> Path:
+    """Where the Matrix channel keeps its files: ``matrix/`` in the data folder, beside the store."""
+    return settings.store.path.parent / "matrix"
 
 
 def config_files(settings: Settings) -> list[tuple[str, Path]]:

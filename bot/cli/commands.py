@@ -428,7 +428,9 @@ def _first_day(since: str | None, zone: tzinfo) -> datetime | None:
 
 @cli.command("backup")
 @click.argument("dest", required=False, type=click.Path(path_type=Path))
-@click.option("--with-secrets", is_flag=True, help="Keep .env and the secrets in the config file in the archive.")
+@click.option(
+    "--with-secrets", is_flag=True, help="Keep .env, the config file's secrets and the Matrix login in the archive."
+)
 @click.option(
     "--verify", "archive", type=click.Path(path_type=Path), metavar="ARCHIVE", help="Check every hash of ARCHIVE."
 )

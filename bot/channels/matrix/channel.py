@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 from pathlib import Path
 
 from aiohttp import ClientError
@@ -18,27 +17,30 @@ from nio import AsyncClient, AsyncClientConfig, SyncResponse
 
 from bot.backoff import Backoff
 from bot.bus import Bus
+from bot.channels.lifecycle import Lifecycle
 from bot.channels.matrix.receiver import CHANNEL, Access, MatrixReceiver
 from bot.channels.matrix.sender import MatrixSender
 from bot.channels.matrix.session import Folder, MatrixRefused, log_in
 from bot.channels.matrix.streams import Streams
 from bot.channels.outbox import outbox_workers
+from bot.channels.storing import STORE_ERRORS, StoreOutage
 from bot.settings import MatrixSettings
 from bot.store import Store
 from bot.streaming import Progress
-from vault import Vault, VaultError
+from vault import Vault
 
 log = logging.getLogger(__name__)
 
-# What storing a sync's events can fail with for a while: the token is not kept, the sync is asked again.
-STORE_ERRORS = (sqlite3.Error, OSError, VaultError)
+# What storing a sync's events can fail with for a while (bot.channels.storing, and the homeserver
+# unreachable while a file or a quoted message is fetched): the token is not kept, the sync is asked again.
+SYNC_ERRORS = (*STORE_ERRORS, ClientError, TimeoutError)
 BACKOFF = Backoff(first=1.0, most=60.0)
 # Events of each room per sync; more that came meanwhile (a restart after a while) are fetched apart.
 TIMELINE_LIMIT = 100
 TYPING_MS = 30_000
 
 
-class MatrixChannel:
+class MatrixChannel(Lifecycle):
     """Serves one Matrix account until :meth:`stop`; shows long replies on ``progress`` as they are
     written. ``ready`` is set once logged in and synced once, and ``serving_as`` then says it."""
 
@@ -59,6 +61,7 @@ class MatrixChannel:
     ) -> None:
         if not settings.enabled or settings.user_id is None:
             raise ValueError("the Matrix channel needs VAULTBOT_MATRIX__HOMESERVER and VAULTBOT_MATRIX__USER_ID")
+        super().__init__()
         self._settings = settings
         self._folder = Folder(data / "matrix")
         # 429s and timeouts come back to this code, which obeys them through the bus or its own backoff.
@@ -79,16 +82,10 @@ class MatrixChannel:
         )
         self._poll_ms = int(poll_timeout * 1000)
         self._filter = {"room": {"timeline": {"limit": timeline_limit}}, "presence": {"types": []}}
-        self.ready = asyncio.Event()
-        self.serving_as = ""
-        self._stopping = asyncio.Event()
-        self._closing = asyncio.Event()
-        self._grace = 0.0
 
     async def run(self) -> None:
         """Receive and send until :meth:`stop`. Raises :class:`MatrixRefused` when the homeserver
         refuses the login (one it cannot be reached for is tried again with backoff)."""
-        senders = (self.outbox_worker, self.events_worker)
         try:
             await asyncio.to_thread(self._folder.prepare)
             if not await self._log_in():
@@ -96,34 +93,16 @@ class MatrixChannel:
             await asyncio.to_thread(self._folder.tighten_keys)
             users = ", ".join(self._settings.allowed_users)
             self.serving_as = f"Matrix as {self._settings.user_id} on {self._settings.homeserver} for {users}"
-            async with asyncio.TaskGroup() as tasks:
-                for sender in senders:
-                    tasks.create_task(sender.run())
-                streaming = tasks.create_task(self.streams.run()) if self.streams is not None else None
-                try:
-                    await self._sync()
-                    await self._closing.wait()
-                    await asyncio.gather(*(sender.drain(self._grace) for sender in senders))
-                finally:
-                    for sender in senders:
-                        await sender.stop()
-                    if streaming is not None:
-                        streaming.cancel()
+            await self.serve(
+                (self.outbox_worker, self.events_worker),
+                self._sync,
+                beside=[self.streams.run] if self.streams is not None else [],
+            )
         finally:
             await self.client.close()
             # matrix-nio closes its HTTP session but leaves the key store's database open.
             if self.client.store is not None:
                 self.client.store.database.close()
-
-    def stop_receiving(self) -> None:
-        """Stop syncing; replies go on being sent until :meth:`stop`."""
-        self._stopping.set()
-
-    async def stop(self, grace: float = 10.0) -> None:
-        """Stop receiving, send what the outbox holds for up to ``grace`` seconds, then stop."""
-        self._grace = grace
-        self._stopping.set()
-        self._closing.set()
 
     async def _log_in(self) -> bool:
         failures = 0
@@ -143,6 +122,7 @@ class MatrixChannel:
 
     async def _sync(self) -> None:
         token = await asyncio.to_thread(self._folder.read_token)
+        storing = StoreOutage(CHANNEL, self._pause)
         failures = 0
         while not self._stopping.is_set():
             try:
@@ -164,13 +144,10 @@ class MatrixChannel:
                 rooms = await self.receiver.receive(sync, token)
                 # Kept only now that every event of this sync is on the bus.
                 await asyncio.to_thread(self._folder.write_token, sync.next_batch)
-            except STORE_ERRORS as exc:
-                failures += 1
-                delay = BACKOFF.delay(failures)
-                log.warning("matrix: could not store a sync (%s: %s); asking again in %.0f s",
-                            type(exc).__name__, exc, delay)
-                await self._pause(delay)
+            except SYNC_ERRORS as exc:
+                await storing.failed("a sync", exc, "the homeserver delivers it again")
                 continue
+            storing.stored()
             failures = 0
             token = sync.next_batch
             await self._exchange_keys()
@@ -209,7 +186,3 @@ class MatrixChannel:
             return None
         stopping.cancel()
         return syncing.result()
-
-    async def _pause(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)

@@ -12,9 +12,10 @@ from typing import Any
 from nio import AsyncClient, DownloadResponse, EncryptionError
 from nio.crypto import decrypt_attachment
 
-from bot.bus import Audio, Document
+from bot.bus import Attachment, Audio, Document
+from bot.channels.attachments import readable_document, save_attachment, saved_line
 from bot.images import is_image_path
-from vault import ATTACHMENTS, Vault, is_document
+from vault import Vault
 
 # Files larger than this are not fetched; the person is told (a homeserver's usual upload limit is 50 MB).
 MAX_BYTES = 50 * 1024 * 1024
@@ -39,7 +40,18 @@ class Saved:
         what = {"photo": "Photo", "document": "File", "voice": "Voice note", "audio": "Audio file"}.get(
             self.kind, "Video"
         )
-        return f"[{what} saved in the vault: ![[{self.path}]]]"
+        return saved_line(what, self.path)
+
+    @property
+    def attachment(self) -> Attachment:
+        """The file as the message's attachment, of its kind, which undoing its run takes back."""
+        if self.images:
+            kind = "image"
+        elif self.kind == "document":
+            kind = "document" if self.document is not None else "file"
+        else:
+            kind = self.kind
+        return Attachment(path=self.path, kind=kind)  # type: ignore[arg-type]
 
     @property
     def images(self) -> list[str]:
@@ -49,7 +61,7 @@ class Saved:
     @property
     def document(self) -> Document | None:
         """The document whose text the model is given, if the file is one it can read."""
-        readable = self.kind == "document" and (is_document(self.path) or self.path.endswith(".md"))
+        readable = self.kind == "document" and readable_document(self.path)
         return Document(path=self.path) if readable else None
 
     @property
@@ -88,7 +100,7 @@ async def fetch(client: AsyncClient, notes: Vault, content: dict[str, Any], even
     filename = content.get("filename") if isinstance(content.get("filename"), str) else None
     name = _named(filename or body or f"{kind} {event_id[1:9]}", info.get("mimetype"))
     caption = body if filename and body and body != filename else ""
-    path = await asyncio.to_thread(notes.save_attachment, ATTACHMENTS, name, data)
+    path = await save_attachment(notes, name, data)
     return Saved(path=path, kind=kind, caption=caption)
 
 

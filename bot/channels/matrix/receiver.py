@@ -4,7 +4,8 @@ An invite is joined when an allowlisted person sent it, and rejected (left) and 
 ``access_denied`` otherwise. A message in a joined room is put on the bus (dedupe key: its event id)
 when an allowlisted person wrote it; anyone else's is logged as refused and never reaches the model.
 A reaction (✅ or ❌) to a question for consent, or a reply to it whose first word is allow or deny,
-is the person's answer. It never calls the model.
+is the person's answer. The person's edit of a text message (``m.replace``) is a correction of it
+(:mod:`bot.channels.corrections`). It never calls the model.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from typing import Any
 
 from nio import AsyncClient, JoinResponse, MessageDirection, RoomGetEventResponse, RoomMessagesResponse, SyncResponse
 
-from bot.bus import INBOUND, Answer, Bus, InboundMessage, OutboundMessage, Sender, UntrustedPart, outbound_topic
+from bot.bus import INBOUND, Answer, Bus, InboundMessage, Sender, UntrustedPart
+from bot.channels.conversations import conversation_id
+from bot.channels.corrections import CORRECTION
 from bot.channels.matrix.files import NotFetched, Saved, fetch, is_file
+from bot.channels.notices import tell
 from bot.store import Store, Strangers
 from vault import Vault
 
@@ -142,6 +146,13 @@ class MatrixReceiver:
             return False
         if content.get("msgtype") == "m.notice":  # a bot's message, by Matrix's convention: never answered
             return False
+        edited = (content.get("m.relates_to") or {}).get("rel_type") == "m.replace"
+        if edited:
+            # Its new text, not the "* …" body clients send for those that show no edits. A file's edit (its
+            # caption) is passed over: the file is filed already, and its new caption alone says nothing.
+            content = content.get("m.new_content")
+            if not isinstance(content, dict) or content.get("msgtype") not in ("m.text", "m.emote"):
+                return False
         answer = await self._answer(room_id, kind, content)
         if kind == "m.reaction" and answer is None:
             return False
@@ -158,6 +169,8 @@ class MatrixReceiver:
         untrusted: list[UntrustedPart] = []
         if answer is None:
             text, untrusted = await self._with_quote(room_id, sender, content, text)
+        if edited:
+            text = f"{CORRECTION}\n{text}"
         message = InboundMessage(
             channel=CHANNEL,
             conversation=conversation_of(room_id),
@@ -165,12 +178,9 @@ class MatrixReceiver:
             text=text,
             answer=answer,
             untrusted=untrusted,
-            meta={
-                "reply_to": room_id,
-                "event_id": event_id,
-                "msgtype": content.get("msgtype"),
-                "attachment": saved.path if saved else None,
-            },
+            meta={"event_id": event_id, "msgtype": content.get("msgtype"), "edited": edited},
+            reply_to=room_id,
+            attachments=[saved.attachment] if saved else [],
             audio=saved.audio if saved else None,
             document=saved.document if saved else None,
             images=saved.images if saved else [],
@@ -181,11 +191,14 @@ class MatrixReceiver:
     async def _tell(self, room_id: str, event_id: str, text: str) -> None:
         """Answer from the channel itself (a file it could not take, a message it could not decrypt),
         through the outbox, once per event."""
-        notice = OutboundMessage(
-            channel=CHANNEL, conversation=conversation_of(room_id), recipient=room_id, text=text, kind="notice"
+        await tell(
+            self._bus,
+            channel=CHANNEL,
+            conversation=conversation_of(room_id),
+            recipient=room_id,
+            text=text,
+            dedupe_key=f"mx:{event_id}:told",
         )
-        topic = outbound_topic(CHANNEL)
-        await self._bus.publish(topic, notice, conversation=notice.conversation, dedupe_key=f"mx:{event_id}:told")
 
     async def _with_quote(
         self, room_id: str, sender: str, content: dict[str, Any], text: str
@@ -248,4 +261,4 @@ def _cut(quoted: str) -> str:
 
 def conversation_of(room_id: str) -> str:
     """The bus conversation of a Matrix room."""
-    return f"{CHANNEL}:{room_id}"
+    return conversation_id(CHANNEL, room_id)

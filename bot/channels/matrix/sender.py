@@ -14,10 +14,12 @@ from typing import Any
 
 from nio import AsyncClient, ErrorResponse, RoomSendResponse
 
-from bot.bus import Bus, Decision, Delivery, Event, Fatal, OutboundMessage, Retry
+from bot.bus import Bus, Decision, Delivery, Fatal, OutboundMessage, Retry
 from bot.channels.html import markdown_html
 from bot.channels.matrix.receiver import question_key
 from bot.channels.matrix.streams import Streams, edit
+from bot.channels.notices import event_notice
+from bot.channels.outbox import log_undeliverable
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -79,19 +81,13 @@ class MatrixSender:
 
     async def undeliverable(self, delivery: Delivery, error: BaseException) -> None:
         """A reply the homeserver would not take, after every attempt: never hidden, it goes in the log."""
-        message = delivery.parse(OutboundMessage)
-        await self._store.add_interaction(
-            conversation=message.conversation,
-            category="error",
-            summary=f"A reply could not be delivered to Matrix room {message.recipient}: {error}",
-            run_id=None,
-        )
+        await log_undeliverable(self._store, delivery, error, how="delivered to Matrix room")
 
     async def tell(self, delivery: Delivery) -> None:
         """Show the user the one-line notice of a run's event, if it has one."""
-        event = delivery.parse(Event)
-        if event.notice:
-            await self._send(event.recipient, _content(event.notice, "m.notice"), f"vaultbot.event.{delivery.id}")
+        notice = event_notice(delivery)
+        if notice is not None:
+            await self._send(notice.recipient, _content(notice.text, "m.notice"), f"vaultbot.event.{delivery.id}")
 
     async def _decided(self, room: str, decision: Decision, tx_id: str) -> None:
         content = _content(decision.text, "m.notice")

@@ -31,6 +31,7 @@ from bot.bus import (
 )
 from bot.channels.attachments import readable_document, save_attachment, saved_line
 from bot.channels.conversations import conversation_id
+from bot.channels.corrections import CORRECTION
 from bot.channels.notices import tell
 from bot.channels.telegram.access import REFUSAL, Access
 from bot.channels.telegram.indicator import Typing
@@ -208,7 +209,7 @@ def compose_text(incoming: Incoming, attachment_path: str | None) -> str:
     words (a forward, a quote of another's message) are not among them: see :func:`others_of`."""
     parts: list[str] = []
     if incoming.edited:
-        parts.append("[Correction: I edited an earlier message. It now reads:]")
+        parts.append(CORRECTION)
     if incoming.quoted and incoming.quoted_from is None:  # the person's own message
         parts.append(f"[Replying to: “{_cut(incoming.quoted)}”]")
     if attachment_path is not None and incoming.attachment is not None:
