@@ -1,6 +1,6 @@
 """`vaultbot run` on Matrix killed with SIGKILL between two tool calls of one turn (the model writes a note,
-then adds to it, then answers), then restarted: one note holding each line once, and one reply. Real
-processes, a real Synapse, the fake Messages API."""
+then adds to it, then answers), or after the second before the answer, then restarted: one note holding
+each line once, and one reply. Real processes, a real Synapse, the fake Messages API."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import signal
 import threading
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.channels.matrix.conftest import Person, eventually
 from tests.channels.matrix.test_matrix_crash import start
@@ -29,8 +31,24 @@ STEPS = [
 ]
 
 
+REDONE_CREATE = (
+    "the turn is redone from its first step after the restart: the redone create finds the title taken by the "
+    "note it wrote, now holding the appended line too, and files a second note, Tasks/Water the plants 2.md"
+)
+
+
+# The model step the first process dies at: 1, after the note is written and before it is added to;
+# 2, after it is added to and before the answer is sent.
+@pytest.mark.parametrize(
+    "killed_at",
+    [
+        pytest.param(1, id="between-the-tool-calls"),
+        pytest.param(2, id="after-both-before-the-reply", marks=pytest.mark.xfail(strict=True, reason=REDONE_CREATE)),
+    ],
+)
 async def test_a_turn_killed_between_two_tool_calls_gives_one_note_and_one_reply_after_restart(
-    tmp_path: Path, synapse: Synapse, people: Any, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot
+    tmp_path: Path, synapse: Synapse, people: Any, fake_anthropic: FakeAnthropic, vaultbot_run: RunVaultbot,
+    killed_at: int,
 ) -> None:
     ann: Person = await people()
     bot = await asyncio.to_thread(synapse.register)
@@ -38,7 +56,7 @@ async def test_a_turn_killed_between_two_tool_calls_gives_one_note_and_one_reply
 
     def answer(body: dict[str, Any]) -> api.Canned:
         step = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        if step == 1 and not release.is_set():  # the first tool call is done, the second not asked for yet
+        if step == killed_at and not release.is_set():
             waiting.set()
             release.wait(timeout=30)
         return STEPS[step]
@@ -48,15 +66,17 @@ async def test_a_turn_killed_between_two_tool_calls_gives_one_note_and_one_reply
     room = await ann.direct_room(bot.user_id)
     await ann.say(room, "remind me to water the plants and feed the cat")
     await asyncio.to_thread(waiting.wait, 60)
-    assert waiting.is_set(), "the turn never reached the model's second step"
+    assert waiting.is_set(), f"the turn never reached the model's step {killed_at}"
     note = tmp_path / "data" / "vault" / "Tasks" / "Water the plants.md"
     assert "water the plants" in note.read_text(encoding="utf-8")  # the first call's effect, on disk
-    assert "feed the cat" not in note.read_text(encoding="utf-8")
+    assert ("feed the cat" in note.read_text(encoding="utf-8")) == (killed_at == 2)
     await asyncio.to_thread(stop, first, signal.SIGKILL)
     release.set()
 
     second = start(vaultbot_run, synapse, bot, ann, fake_anthropic)
-    replies = await eventually(lambda: ann.messages(room, bot.user_id), "the reply after the restart", 60)
+    # Generous: the restarted bot's client knows the room only once it shows in a sync (here when the typing
+    # notice of the killed process runs out, 30 s on), and until then each send fails and backs off.
+    replies = await eventually(lambda: ann.messages(room, bot.user_id), "the reply after the restart", 150)
     db = tmp_path / "data" / "vaultbot.db"
     await eventually(lambda: _async(bus_statuses(db, "inbound") == ["done"]), "the message was finished", 60)
     errors = await asyncio.to_thread(stop, second, signal.SIGTERM)
