@@ -176,7 +176,13 @@ class MatrixChannel(Lifecycle):
     async def _sync_once(self, token: str | None) -> object | None:
         """One sync, or None when stopped meanwhile (the first one returns at once)."""
         timeout = self._poll_ms if token is not None and self.ready.is_set() else 0
-        syncing = asyncio.ensure_future(self.client.sync(timeout=timeout, since=token, sync_filter=self._filter))
+        # The first sync of a start carries every joined room's state: resumed from a kept token, a quiet room
+        # would not be in it, and matrix-nio refuses to send to a room it has not seen ("No such room"), so a
+        # reply redone after a crash, or a reminder, waited until something happened there.
+        first = not self.ready.is_set()
+        syncing = asyncio.ensure_future(
+            self.client.sync(timeout=timeout, since=token, sync_filter=self._filter, full_state=first)
+        )
         stopping = asyncio.ensure_future(self._stopping.wait())
         done, _ = await asyncio.wait({syncing, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if syncing not in done:

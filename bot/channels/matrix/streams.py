@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from nio import AsyncClient, RoomSendResponse
 
-from bot.streaming import Draft, Progress
 from bot.store import Store
+from bot.streaming import Draft, Progress
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,9 @@ and the answer is encrypted for the person's device; the bot's keys stay in the 
 from __future__ import annotations
 
 import asyncio
+import io
 from pathlib import Path
 from typing import Any
-
-import io
 
 from nio import AsyncClient, AsyncClientConfig, RoomCreateResponse, RoomMessageText, SyncResponse, UploadResponse
 from nio.crypto import encrypt_attachment
