@@ -74,8 +74,8 @@ async def test_a_turn_killed_between_two_tool_calls_gives_one_note_and_one_reply
     release.set()
 
     second = start(vaultbot_run, synapse, bot, ann, fake_anthropic)
-    # Generous: the restarted bot's client knows the room only once it shows in a sync (here when the typing
-    # notice of the killed process runs out, 30 s on), and until then each send fails and backs off.
+    # Generous: a restart on a loaded machine starts Synapse's client, syncs the room's full state, redoes
+    # the turn and sends; each of those waits its turn for the two cores.
     replies = await eventually(lambda: ann.messages(room, bot.user_id), "the reply after the restart", 150)
     db = tmp_path / "data" / "vaultbot.db"
     await eventually(lambda: _async(bus_statuses(db, "inbound") == ["done"]), "the message was finished", 60)
